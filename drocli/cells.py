@@ -1,0 +1,99 @@
+"""Expand a spec into cells: data-grid x solver-grid x seed, each with a stable id and stream."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from drocli import registry
+from drocli.spec import Spec
+
+
+def _product(grid: dict) -> list[dict]:
+    if not grid:
+        return [{}]
+    keys = list(grid)
+    return [dict(zip(keys, vals)) for vals in itertools.product(*(grid[k] for k in keys))]
+
+
+def _canon(obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run: a data set, a problem, a solver configuration and a seed."""
+
+    experiment: str
+    solver: str
+    label: str
+    dataset: str
+    seed: int
+    data_name: str
+    data_params: dict
+    data_seed: int
+    problem_name: str
+    problem_params: dict
+    solver_params: dict
+    budget: dict
+    metrics: tuple
+    swept: dict = field(default_factory=dict)
+
+    def key(self) -> dict:
+        """Everything that determines the cell's numbers (labels and names excluded)."""
+        return {"data": [self.data_name, self.data_params, self.data_seed],
+                "problem": [self.problem_name, self.problem_params],
+                "solver": [self.solver, self.solver_params], "seed": self.seed,
+                "budget": self.budget, "metrics": list(self.metrics)}
+
+    @property
+    def id(self) -> str:
+        return hashlib.sha1(_canon(self.key()).encode()).hexdigest()[:12]
+
+    def seed_sequence(self) -> np.random.SeedSequence:
+        """The cell's own stream: from its seed and its key, never from worker or order."""
+        key = dict(self.key())
+        key.pop("seed")
+        key.pop("budget")
+        key.pop("metrics")
+        h = int(hashlib.sha1(_canon(key).encode()).hexdigest()[:16], 16)
+        return np.random.SeedSequence([self.seed, h])
+
+
+def _label(base: str, combo: dict, template_has_fields: bool) -> str:
+    if not combo:
+        return base
+    if template_has_fields:
+        return base.format(**combo)
+    return base + " (" + ", ".join(f"{k}={v}" for k, v in combo.items()) + ")"
+
+
+def expand(spec: Spec) -> list[Cell]:
+    """All cells of a resolved spec, in a stable order."""
+    d_entry = registry.get("data", spec.data.name)
+    p_entry = registry.get("problem", spec.problem.name)
+    problem_params = registry.resolve_params(p_entry, spec.problem.params)
+    budget = spec.budget.model_dump()
+    cells = []
+    for dcombo in _product(spec.data.grid):
+        data_params = registry.resolve_params(d_entry, {**spec.data.params, **dcombo})
+        dbase = spec.data.label or spec.data.name
+        dataset = _label(dbase, dcombo, "{" in dbase)
+        for s in spec.solvers:
+            s_entry = registry.get("solver", s.name)
+            for scombo in _product(s.grid):
+                params = registry.resolve_params(s_entry, {**s.params, **scombo})
+                label = _label(s.display, scombo, "{" in s.display)
+                for seed in spec.seeds:
+                    cells.append(Cell(
+                        experiment=spec.name, solver=s.name, label=label, dataset=dataset,
+                        seed=int(seed), data_name=spec.data.name, data_params=data_params,
+                        data_seed=int(seed if spec.data.seed is None else spec.data.seed),
+                        problem_name=spec.problem.name, problem_params=problem_params,
+                        solver_params=params, budget=budget, metrics=tuple(spec.metrics),
+                        swept={**dcombo, **scombo}))
+    return cells

@@ -1,0 +1,194 @@
+"""The `drocli` command line: run, plot, check and list."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from drocli import __version__
+from drocli.errors import DrocliError
+
+EPILOG_RUN = """\b
+Examples:
+  drocli run experiments/gdro_synthetic.yaml              # paper profile, results/gdro_synthetic/
+  drocli run experiments/gdro_synthetic.yaml --profile smoke -j 2
+  drocli run experiments/gdro_synthetic.yaml --set data.params.n_train=200 --set seeds=3
+  drocli run experiments/gdro_synthetic.yaml --set solvers.ALEG.params.gamma_w=0.05
+  drocli run experiments/gdro_synthetic.yaml --backend dask -j 4
+Re-running the same command resumes: finished cells are skipped (--force re-runs them).
+"""
+
+
+def _default_out(spec) -> Path:
+    name = spec.name if spec.profile == spec.default_profile else f"{spec.name}-{spec.profile}"
+    return Path("results") / name
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="drocli")
+def cli():
+    """Reproduce, extend and regression-check stochastic-optimization papers.
+
+    \b
+    A YAML spec in experiments/ names the data, the problem, the solvers, the seeds,
+    the budget, the figures and the paper's claims. The usual loop:
+      drocli run experiments/gdro_synthetic.yaml     # cells in parallel -> tidy CSV
+      drocli plot results/gdro_synthetic             # the paper's figures
+      drocli check results/gdro_synthetic            # the paper's claims (exit 1 if one fails)
+    `drocli list` shows the registered solvers, data sources, problems and specs.
+    """
+
+
+@cli.command(epilog=EPILOG_RUN)
+@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
+              help="Results folder [default: results/<spec name>, -<profile> unless paper].")
+@click.option("-j", "--jobs", "n_jobs", type=int, default=1, show_default=True,
+              help="Cells run in parallel (-1: all cores).")
+@click.option("--profile", "-p", help="Spec profile: smoke (<1 min), quick, paper [default].")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override a spec value by dotted path (YAML value); repeatable.")
+@click.option("--backend", type=click.Choice(["loky", "threading", "dask"]), default="loky",
+              show_default=True, help="joblib backend; dask runs cells on a dask.distributed "
+              "cluster (LocalCluster unless --scheduler/DROCLI_DASK_SCHEDULER).")
+@click.option("--scheduler", metavar="ADDRESS", help="dask scheduler address (tcp://host:8786).")
+@click.option("--force", is_flag=True, help="Re-run finished cells too.")
+@click.option("--dry-run", is_flag=True, help="List the cells and whether each is done; run nothing.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_run, quiet):
+    """Run the experiment described by SPEC and write tidy CSV.
+
+    Writes OUT/records.csv (one row per cell, checkpoint and metric), OUT/spec.yaml
+    (the resolved spec) and OUT/manifest.json (provenance and per-cell status).
+    """
+    from drocli import records, runner
+    from drocli.cells import expand
+    from drocli.spec import load_spec, parse_set
+
+    spec = load_spec(spec_file, profile=profile, overrides=parse_set(sets))
+    out = out or _default_out(spec)
+    if dry_run:
+        for c in expand(spec):
+            done = "done" if records.is_finished(out, c.id) else "todo"
+            click.echo(f"{c.id}  {done:4}  {c.label:<16} seed={c.seed}  {c.dataset}")
+        return
+    log = (lambda *a, **k: None) if quiet else (lambda m: click.echo(m, err=True))
+    summary = runner.run(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
+                         force=force, quiet=quiet, log=log)
+    for st in summary.failed:
+        click.echo(f"drocli: cell {st['cell']} ({st['label']}, seed {st['seed']}) failed: "
+                   f"{st.get('error')}", err=True)
+    click.echo(f"records: {summary.records_path}")
+    if summary.failed:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("results_dir", metavar="RESULTS_DIR", type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
+              help="Figure folder [default: RESULTS_DIR/figures].")
+@click.option("--format", "fmt", type=click.Choice(["png", "pdf", "svg"]), default="png",
+              show_default=True)
+def plot(results_dir, out, fmt):
+    """Render the figures declared in the spec saved in RESULTS_DIR."""
+    from drocli.plotting import plot_figures
+    from drocli.records import read_records
+
+    spec = _saved_spec(results_dir)
+    df = read_records(results_dir)
+    paths = plot_figures(df, spec.figures, Path(out or Path(results_dir) / "figures"), fmt=fmt,
+                         experiment_title=spec.title or spec.name)
+    for p in paths:
+        click.echo(str(p))
+
+
+@cli.command()
+@click.argument("results_dir", metavar="RESULTS_DIR", type=click.Path(path_type=Path))
+@click.option("--reference", type=click.Path(path_type=Path),
+              help="Recorded results folder: final values must match within tolerance.")
+@click.option("--rtol", type=float, default=1e-4, show_default=True)
+@click.option("--atol", type=float, default=1e-9, show_default=True)
+def check(results_dir, reference, rtol, atol):
+    """Check the paper's claims (and a reference run) on RESULTS_DIR; exit 1 if any fails."""
+    from drocli.claims import compare_reference, evaluate_claims, format_result
+    from drocli.records import read_records
+
+    spec = _saved_spec(results_dir)
+    df = read_records(results_dir)
+    results = evaluate_claims(df, spec.claims, spec.profile)
+    ok = True
+    for r in results:
+        click.echo(format_result(r))
+        ok &= r.status != "fails"
+    if reference is not None:
+        mismatches = compare_reference(df, read_records(reference), rtol=rtol, atol=atol)
+        for line in mismatches:
+            click.echo(f"MISMATCH {line}")
+        ok &= not mismatches
+        if not mismatches:
+            click.echo(f"MATCHES  reference {reference} (rtol={rtol:g})")
+    sys.exit(0 if ok else 1)
+
+
+@cli.command(name="list")
+@click.argument("what", type=click.Choice(["solvers", "data", "problems", "experiments"]),
+                required=False)
+def list_(what):
+    """List registered solvers, data sources, problems, or shipped experiment specs."""
+    from drocli import registry
+
+    kinds = [what] if what else ["solvers", "data", "problems", "experiments"]
+    for kind in kinds:
+        click.echo(f"{kind}:")
+        if kind == "experiments":
+            for path in sorted(Path("experiments").glob("*.yaml")):
+                click.echo(f"  {path}")
+            continue
+        reg_kind = {"solvers": "solver", "data": "data", "problems": "problem"}[kind]
+        for name, e in registry.entries(reg_kind).items():
+            fam = f" [{e.family}]" if e.family else ""
+            click.echo(f"  {name}{fam}: {e.summary}")
+            if e.params:
+                params = ", ".join(f"{k}={v!r}" for k, v in e.params.items())
+                click.echo(f"      params: {params}")
+
+
+def _saved_spec(results_dir):
+    from drocli.spec import load_spec
+
+    path = Path(results_dir) / "spec.yaml"
+    if not Path(results_dir).is_dir():
+        raise DrocliError("results folder not found", file=str(results_dir),
+                          fix="give the folder `drocli run` wrote, e.g. results/gdro_synthetic")
+    if not path.exists():
+        raise DrocliError("no spec.yaml in this folder", file=str(results_dir),
+                          fix="run `drocli run SPEC` into it first")
+    return load_spec(path)
+
+
+def main(argv=None):
+    """Entry point: user errors print one line and exit 2; no traceback."""
+    try:
+        cli.main(args=argv, prog_name="drocli", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("drocli: interrupted; re-run the same command to resume", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except DrocliError as e:
+        click.echo(f"drocli: error: {e}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("drocli: interrupted; re-run the same command to resume", err=True)
+        sys.exit(130)
+    except Exception as e:
+        if os.environ.get("DROCLI_DEBUG"):
+            raise
+        click.echo(f"drocli: internal error: {type(e).__name__}: {e} "
+                   "(set DROCLI_DEBUG=1 for the traceback)", err=True)
+        sys.exit(3)
+    sys.exit(0)

@@ -1,0 +1,34 @@
+"""Grouped data sets: the contract between data sources and problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class GroupedData:
+    """Train (and optional test) samples with a group index per row.
+
+    X is float32 (n x d); y holds +-1 labels (binary) or integer classes; g holds the group
+    of each row in 0..m-1. Problems sort rows by group themselves.
+    """
+
+    name: str
+    X_train: np.ndarray
+    y_train: np.ndarray
+    g_train: np.ndarray
+    X_test: np.ndarray | None = None
+    y_test: np.ndarray | None = None
+    g_test: np.ndarray | None = None
+    n_classes: int | None = None  # None or 2 with +-1 labels: binary; >2: multiclass
+    info: dict = field(default_factory=dict)
+
+    @property
+    def groups(self) -> int:
+        return int(self.g_train.max()) + 1
+
+    @property
+    def dim(self) -> int:
+        return int(self.X_train.shape[1])

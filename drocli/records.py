@@ -1,0 +1,151 @@
+"""Tidy records: per-cell files, the merged records.csv, and the manifest (contract).
+
+records.csv has one row per (cell, checkpoint, metric) with the columns of COLUMNS
+plus one column per swept parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from drocli.errors import DrocliError
+
+COLUMNS = ["experiment", "cell", "solver", "label", "dataset", "seed", "step", "oracle_calls",
+           "time_s", "metric", "value"]
+ROW_FIELDS = ["step", "oracle_calls", "time_s", "metric", "value"]
+DONE = ("done", "diverged", "timeout")
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder and rename: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def cell_paths(out: Path, cell_id: str) -> tuple[Path, Path]:
+    base = Path(out) / "cells"
+    return base / f"{cell_id}.csv", base / f"{cell_id}.json"
+
+
+def write_cell(out: Path, cell_id: str, rows: list[tuple], status: dict) -> None:
+    """Rows first, then the status file, which marks the cell finished."""
+    csv_path, json_path = cell_paths(out, cell_id)
+    frame = pd.DataFrame(rows, columns=ROW_FIELDS)
+    atomic_write_text(csv_path, frame.to_csv(index=False, float_format="%.17g"))
+    atomic_write_text(json_path, json.dumps(status, indent=1, default=str))
+
+
+def cell_status(out: Path, cell_id: str) -> dict | None:
+    csv_path, json_path = cell_paths(out, cell_id)
+    if not (json_path.exists() and csv_path.exists()):
+        return None
+    try:
+        return json.loads(json_path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def is_finished(out: Path, cell_id: str) -> bool:
+    st = cell_status(out, cell_id)
+    return bool(st) and st.get("status") in DONE
+
+
+def merge(out: Path, cells) -> pd.DataFrame:
+    """Join the finished cells' rows with their identity columns into one tidy frame."""
+    frames = []
+    swept_keys: list[str] = []
+    for c in cells:
+        for k in c.swept:
+            if k not in swept_keys:
+                swept_keys.append(k)
+    for c in cells:
+        csv_path, _ = cell_paths(out, c.id)
+        if not is_finished(out, c.id):
+            continue
+        rows = pd.read_csv(csv_path)
+        ident = {"experiment": c.experiment, "cell": c.id, "solver": c.solver, "label": c.label,
+                 "dataset": c.dataset, "seed": c.seed}
+        for k, v in ident.items():
+            rows[k] = v
+        for k in swept_keys:
+            rows[k] = c.swept.get(k)
+        frames.append(rows)
+    if not frames:
+        return pd.DataFrame(columns=COLUMNS + swept_keys)
+    df = pd.concat(frames, ignore_index=True)
+    return df[COLUMNS + swept_keys]
+
+
+def write_records(out: Path, df: pd.DataFrame) -> Path:
+    path = Path(out) / "records.csv"
+    atomic_write_text(path, df.to_csv(index=False, float_format="%.17g"))
+    return path
+
+
+def read_records(results_dir: Path) -> pd.DataFrame:
+    path = Path(results_dir) / "records.csv"
+    if not Path(results_dir).is_dir():
+        raise DrocliError("results folder not found", file=str(results_dir),
+                          fix="give the folder `drocli run` wrote, e.g. results/gdro_synthetic")
+    if not path.exists():
+        raise DrocliError("no records.csv in this folder", file=str(results_dir),
+                          fix="run `drocli run SPEC --out` into it first (or re-run to merge cells)")
+    df = pd.read_csv(path)
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise DrocliError(f"records.csv lacks columns {missing}", file=str(path),
+                          fix="re-run `drocli run` to rebuild it")
+    return df
+
+
+# --- provenance ---------------------------------------------------------------------------
+
+def _git(*args) -> str | None:
+    try:
+        here = Path(__file__).resolve().parent
+        res = subprocess.run(["git", *args], cwd=here, capture_output=True, text=True, timeout=5)
+        return res.stdout.strip() if res.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def provenance() -> dict:
+    from drocli import __version__
+
+    pkgs = {}
+    for name in ("numpy", "scipy", "pandas", "numba", "joblib", "matplotlib", "pydantic"):
+        try:
+            pkgs[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pkgs[name] = None
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [{k: i.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
+                for i in threadpool_info()]
+    except Exception:  # provenance is best effort
+        blas = []
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {"drocli": __version__, "git_commit": _git("rev-parse", "HEAD"),
+            "git_dirty": bool(status) if status is not None else None,
+            "python": sys.version.split()[0], "platform": platform.platform(),
+            "host": socket.gethostname(), "cpus": os.cpu_count(), "packages": pkgs, "blas": blas}

@@ -1,0 +1,186 @@
+"""Run the cells of a spec in parallel (joblib), skip finished ones, merge the records."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import time
+import traceback
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from drocli import records, registry
+from drocli.cells import Cell, expand
+from drocli.errors import DrocliError
+from drocli.monitor import Monitor
+from drocli.spec import Spec, dump_spec
+
+_DATA_CACHE: OrderedDict = OrderedDict()
+_DATA_CACHE_SIZE = 2
+
+
+def load_data(name: str, params: dict, seed: int):
+    """Data of a (source, params, seed), cached per process so solvers share samples."""
+    key = (name, json.dumps(params, sort_keys=True, default=str), seed)
+    if key in _DATA_CACHE:
+        _DATA_CACHE.move_to_end(key)
+        return _DATA_CACHE[key]
+    data = registry.get("data", name).func(params, seed)
+    _DATA_CACHE[key] = data
+    while len(_DATA_CACHE) > _DATA_CACHE_SIZE:
+        _DATA_CACHE.popitem(last=False)
+    return data
+
+
+def budget_calls(budget: dict, problem) -> int:
+    if budget.get("oracle_calls"):
+        return int(budget["oracle_calls"])
+    return int(round(float(budget["epochs"]) * int(problem.N)))
+
+
+def execute(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict]:
+    """Run one cell; never raises for solver failures (they become the cell's status)."""
+    from threadpoolctl import threadpool_limits
+
+    t0 = time.time()
+    rows, status = [], {"status": "failed"}
+    with threadpool_limits(limits=blas_threads):
+        try:
+            data = load_data(cell.data_name, cell.data_params, cell.data_seed)
+            problem = registry.get("problem", cell.problem_name).func(data, cell.problem_params)
+            monitor = Monitor(problem, budget_calls(cell.budget, problem),
+                              checkpoints=cell.budget.get("checkpoints", 50),
+                              spacing=cell.budget.get("spacing", "linear"),
+                              metrics=cell.metrics or None,
+                              max_time_s=cell.budget.get("max_time_s"))
+            rng = np.random.default_rng(cell.seed_sequence())
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                point = registry.get("solver", cell.solver).func(problem, dict(cell.solver_params),
+                                                                 rng, monitor)
+                if point is None:
+                    monitor.finish()
+                else:
+                    monitor.finish(*(point if isinstance(point, tuple) else (point,)))
+            rows = monitor.rows
+            status = {"status": monitor.status, "oracle_calls": monitor.calls,
+                      "budget": monitor.budget, "solver_time_s": monitor.elapsed()}
+        except DrocliError as e:
+            status = {"status": "failed", "error": str(e)}
+        except Exception as e:  # a failing cell must not stop the others
+            status = {"status": "failed", "error": f"{type(e).__name__}: {e}",
+                      "traceback": traceback.format_exc()}
+    status.update(cell=cell.id, label=cell.label, seed=cell.seed, wall_s=time.time() - t0)
+    return rows, status
+
+
+def _run_and_write(cell: Cell, out: str, blas_threads: int) -> dict:
+    rows, status = execute(cell, blas_threads)
+    records.write_cell(Path(out), cell.id, rows, status)
+    return status
+
+
+@dataclass
+class RunSummary:
+    out: Path
+    total: int
+    skipped: int
+    ran: int
+    failed: list[dict]
+    records_path: Path | None
+
+
+@contextlib.contextmanager
+def _backend(backend: str, n_jobs: int, scheduler: str | None):
+    import joblib
+
+    if backend == "dask":
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise DrocliError("the dask backend needs dask.distributed", key="--backend",
+                              fix="pip install 'drocli[dask]'") from None
+        address = scheduler or os.environ.get("DROCLI_DASK_SCHEDULER")
+        if address:
+            client = Client(address)
+            cluster = None
+        else:
+            cluster = LocalCluster(n_workers=max(1, n_jobs), threads_per_worker=1,
+                                   processes=True, dashboard_address=None)
+            client = Client(cluster)
+        try:
+            with joblib.parallel_config(backend="dask"):
+                yield
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    else:
+        with joblib.parallel_config(backend=backend):
+            yield
+
+
+def _progress(total: int, quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="cell", desc="drocli run", file=sys.stderr, dynamic_ncols=True)
+
+
+def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
+        scheduler: str | None = None, force: bool = False, quiet: bool = False,
+        log=print) -> RunSummary:
+    """Run every unfinished cell of `spec` into `out`, then merge records.csv."""
+    import joblib
+
+    out = Path(out)
+    cells = expand(spec)
+    ids = [c.id for c in cells]
+    if len(set(ids)) != len(ids):
+        raise DrocliError("two cells have identical settings", key="solvers",
+                          fix="remove the duplicated solver entry or seed")
+    pending = [c for c in cells if force or not records.is_finished(out, c.id)]
+    started = datetime.now(timezone.utc).isoformat()
+    out.mkdir(parents=True, exist_ok=True)
+    log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
+        f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
+    failed: list[dict] = []
+    if pending:
+        bar = _progress(len(pending), quiet)
+        jobs = (joblib.delayed(_run_and_write)(c, str(out), spec.blas_threads) for c in pending)
+        with _backend(backend, n_jobs, scheduler):
+            par = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+            for st in par(jobs):
+                if st.get("status") == "failed":
+                    failed.append(st)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix_str(f"{st.get('label')} seed {st.get('seed')}: "
+                                        f"{st.get('status')}")
+                elif not quiet:
+                    log(f"  {st.get('label'):>12} seed {st.get('seed')}: {st.get('status')} "
+                        f"in {st.get('wall_s', 0):.1f}s")
+        if bar is not None:
+            bar.close()
+    df = records.merge(out, cells)
+    rec_path = records.write_records(out, df)
+    records.atomic_write_text(out / "spec.yaml", dump_spec(spec))
+    statuses = {}
+    for c in cells:
+        st = records.cell_status(out, c.id) or {"status": "missing"}
+        statuses[c.id] = {"label": c.label, "seed": c.seed, "status": st.get("status"),
+                          "error": st.get("error")}
+    manifest = {"experiment": spec.name, "profile": spec.profile, "started": started,
+                "finished": datetime.now(timezone.utc).isoformat(),
+                "spec_sha1": hashlib.sha1(dump_spec(spec).encode()).hexdigest(),
+                "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
+                **records.provenance(), "cells": statuses}
+    records.atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=1, default=str))
+    return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path)

@@ -1,0 +1,1 @@
+"""drocli.solvers.dro."""

@@ -1,0 +1,310 @@
+"""Experiment specs: YAML -> validated model, with profiles and `--set` overrides.
+
+A spec names data, problem, solvers, seeds, budget, metrics, figures, claims and
+profiles. Loading applies the chosen profile, then the command-line overrides, then
+validates the result; every error names the file, the key path and the fix.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from drocli import registry
+from drocli.errors import DrocliError, did_you_mean
+
+PROFILES = ("smoke", "quick", "paper")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DataSpec(_Strict):
+    name: str
+    label: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    seed: int | None = 0  # fixed data seed; null: the data follow each run seed
+
+
+class ProblemSpec(_Strict):
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class SolverSpec(_Strict):
+    name: str
+    label: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+
+class BudgetSpec(_Strict):
+    epochs: float | None = Field(None, gt=0, description="budget in units of N oracle calls")
+    oracle_calls: int | None = Field(None, gt=0)
+    checkpoints: int = Field(50, ge=1)
+    spacing: Literal["linear", "log"] = "linear"
+    max_time_s: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_unit(self):
+        if (self.epochs is None) == (self.oracle_calls is None):
+            raise ValueError("give exactly one of budget.epochs or budget.oracle_calls")
+        return self
+
+
+class Spec(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    title: str = ""
+    paper: str = ""
+    description: str = ""
+    data: DataSpec
+    problem: ProblemSpec
+    solvers: list[SolverSpec] = Field(min_length=1)
+    seeds: list[int]
+    budget: BudgetSpec
+    metrics: list[str] = Field(default_factory=list)
+    figures: list[Any] = Field(default_factory=list)
+    claims: list[Any] = Field(default_factory=list)
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    default_profile: str = "paper"
+    profile: str | None = None  # set on load: the profile this spec was resolved with
+    blas_threads: int = Field(1, ge=1)
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _seeds(cls, v):
+        if isinstance(v, bool):
+            raise ValueError("seeds must be a count or a list of integers")
+        if isinstance(v, int):
+            if v < 1:
+                raise ValueError("seeds must be >= 1")
+            return list(range(v))
+        if isinstance(v, str) and "-" in v:  # "0-9"
+            a, b = v.split("-", 1)
+            return list(range(int(a), int(b) + 1))
+        return v
+
+    @field_validator("figures")
+    @classmethod
+    def _figures(cls, v):
+        from drocli.plotting import FigureSpec
+
+        return [FigureSpec.model_validate(f) if isinstance(f, dict) else f for f in v]
+
+    @field_validator("claims")
+    @classmethod
+    def _claims(cls, v):
+        from drocli.claims import ClaimSpec
+
+        return [ClaimSpec.model_validate(c) if isinstance(c, dict) else c for c in v]
+
+    def labels(self) -> list[str]:
+        return [s.display for s in self.solvers]
+
+
+# --- overrides ------------------------------------------------------------------------------
+
+def parse_set(items, *, where: str = "--set") -> list[tuple[str, Any]]:
+    """`KEY=VALUE` strings -> (dotted key, YAML-parsed value)."""
+    out = []
+    for item in items or ():
+        if "=" not in item:
+            raise DrocliError(f"{item!r} is not KEY=VALUE", key=where,
+                              fix="write e.g. --set data.params.n_train=200")
+        key, raw = item.split("=", 1)
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        out.append((key.strip(), value))
+    return out
+
+
+def _child(node, part: str, path: str, file: str):
+    """Step into a mapping key, a list index, or a list entry named by its name/label."""
+    if isinstance(node, list):
+        if part.lstrip("-").isdigit():
+            i = int(part)
+            if -len(node) <= i < len(node):
+                return i
+            raise DrocliError(f"index {i} out of range ({len(node)} entries)", file=file, key=path,
+                              fix=f"use 0..{len(node) - 1}")
+        names = [e.get("label") or e.get("name") for e in node if isinstance(e, dict)]
+        for i, e in enumerate(node):
+            if isinstance(e, dict) and part in (e.get("label"), e.get("name"), e.get("id")):
+                return i
+        raise DrocliError(f"no entry named {part!r}", file=file, key=path,
+                          fix=did_you_mean(part, [n for n in names if n]))
+    return part
+
+
+def apply_override(raw: dict, dotted: str, value: Any, *, file: str) -> None:
+    """Set `dotted` (e.g. solvers.ALEG.params.gamma_w) in the raw spec dict."""
+    parts = [p for p in dotted.split(".") if p]
+    if not parts:
+        raise DrocliError("empty key", file=file, fix="give a dotted key such as budget.epochs")
+    node = raw
+    for depth, part in enumerate(parts[:-1]):
+        path = ".".join(parts[: depth + 1])
+        k = _child(node, part, path, file)
+        if isinstance(node, dict) and (k not in node or node[k] is None):
+            node[k] = {}
+        node = node[k]
+        if not isinstance(node, (dict, list)):
+            raise DrocliError(f"cannot set inside a {type(node).__name__}", file=file, key=path,
+                              fix="check the key path")
+    k = _child(node, parts[-1], dotted, file)
+    node[k] = value
+
+
+# --- loading --------------------------------------------------------------------------------
+
+def _loc(err) -> str:
+    return ".".join(str(p) for p in err.get("loc", ()) if p not in ("function-after",))
+
+
+def _raise_validation(e: ValidationError, file: str, raw: dict) -> None:
+    err = e.errors()[0]
+    key = _loc(err)
+    msg = err.get("msg", "invalid value")
+    fix = "see the spec format in the README"
+    if err.get("type") == "extra_forbidden":
+        parent = raw
+        parts = list(err["loc"])
+        for p in parts[:-1]:
+            try:
+                parent = parent[p]
+            except (KeyError, IndexError, TypeError):
+                parent = None
+                break
+        bad = parts[-1]
+        fields = _fields_at(parts[:-1], parent)
+        fix = did_you_mean(str(bad), fields) if fields else "remove this key"
+        msg = f"unknown key {bad!r}"
+    elif err.get("type") == "missing":
+        msg = "required key is missing"
+        fix = f"add `{key.split('.')[-1]}:`"
+    elif "input" in err:
+        msg = f"{msg} (got {err['input']!r})"
+    raise DrocliError(msg, file=file, key=key or None, fix=fix) from None
+
+
+def _fields_at(parts, parent) -> list[str]:
+    """Known field names of the model at a location (for did-you-mean on typos)."""
+    from drocli.claims import ClaimSpec
+    from drocli.plotting import FigureSpec
+
+    model: Any = Spec
+    for p in parts:
+        if isinstance(p, int):
+            continue
+        ann = model.model_fields.get(p)
+        if ann is None:
+            return []
+        sub = {"data": DataSpec, "problem": ProblemSpec, "solvers": SolverSpec,
+               "budget": BudgetSpec, "figures": FigureSpec, "claims": ClaimSpec}.get(p)
+        if sub is None:
+            return []
+        model = sub
+    return list(model.model_fields)
+
+
+def read_yaml(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.exists():
+        raise DrocliError("file not found", file=str(path),
+                          fix="check the path; `drocli list experiments` shows the shipped specs")
+    if path.is_dir():
+        raise DrocliError("is a folder, not a spec file", file=str(path),
+                          fix="give a .yaml file, e.g. experiments/gdro_synthetic.yaml")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        problem = getattr(e, "problem", None) or "malformed YAML"
+        raise DrocliError(f"malformed YAML: {problem}", file=str(path), key=where,
+                          fix="fix the YAML syntax (indentation, colons, quotes)") from None
+    if not isinstance(raw, dict):
+        raise DrocliError("the spec must be a YAML mapping", file=str(path),
+                          fix="start with keys such as `name:`, `data:`, `solvers:`")
+    return raw
+
+
+def load_spec(path: str | Path, profile: str | None = None, overrides=()) -> Spec:
+    """Read, profile, override and validate a spec file."""
+    file = str(path)
+    raw = read_yaml(path)
+    return resolve(raw, file=file, profile=profile, overrides=overrides)
+
+
+def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=()) -> Spec:
+    raw = copy.deepcopy(raw)
+    profiles = raw.get("profiles") or {}
+    if not isinstance(profiles, dict):
+        raise DrocliError("profiles must be a mapping of name -> overrides", file=file,
+                          key="profiles", fix="write `profiles: {smoke: {budget.epochs: 2}}`")
+    chosen = profile or raw.get("profile") or raw.get("default_profile") or "paper"
+    if chosen not in profiles and chosen != "paper":
+        raise DrocliError(f"unknown profile {chosen!r}", file=file, key="profiles",
+                          fix=did_you_mean(chosen, list(profiles) + ["paper"]))
+    if raw.get("profile") != chosen:
+        for k, v in (profiles.get(chosen) or {}).items():
+            apply_override(raw, str(k), copy.deepcopy(v), file=file)
+    for k, v in overrides:
+        apply_override(raw, k, v, file=f"{file} (--set {k})")
+    raw["profile"] = chosen
+    try:
+        spec = Spec.model_validate(raw)
+    except ValidationError as e:
+        _raise_validation(e, file, raw)
+    check_names(spec, file)
+    return spec
+
+
+def check_names(spec: Spec, file: str) -> None:
+    """Registry names and parameters exist; figure and claim labels name solvers."""
+    d = registry.get("data", spec.data.name, file=file, key="data.name")
+    registry.resolve_params(d, {**spec.data.params, **{k: v[0] for k, v in spec.data.grid.items()
+                                                       if v}}, file=file, key="data.params")
+    p = registry.get("problem", spec.problem.name, file=file, key="problem.name")
+    registry.resolve_params(p, spec.problem.params, file=file, key="problem.params")
+    for i, s in enumerate(spec.solvers):
+        e = registry.get("solver", s.name, file=file, key=f"solvers.{i}.name")
+        grid_first = {k: v[0] for k, v in s.grid.items() if v}
+        registry.resolve_params(e, {**s.params, **grid_first}, file=file, key=f"solvers.{i}.params")
+        if p.family and e.family and p.family != e.family:
+            raise DrocliError(f"solver {s.name!r} is for {e.family} problems, not {p.family}",
+                              file=file, key=f"solvers.{i}.name",
+                              fix=f"pick a {p.family} solver (`drocli list solvers`)")
+    labels = spec.labels()
+    if len(set(labels)) != len(labels):
+        dup = sorted({x for x in labels if labels.count(x) > 1})
+        raise DrocliError(f"duplicate solver label {dup[0]!r}", file=file, key="solvers",
+                          fix="give each solver entry its own `label:`")
+    for i, c in enumerate(spec.claims):
+        for lab in [c.solver, *c.others]:
+            if not any(lab == x or x.startswith(lab + " ") for x in labels):
+                raise DrocliError(f"claim names unknown solver label {lab!r}", file=file,
+                                  key=f"claims.{i}", fix=did_you_mean(lab, labels))
+    for i, f in enumerate(spec.figures):
+        for lab in f.legend or []:
+            if lab not in labels:
+                raise DrocliError(f"legend names unknown solver label {lab!r}", file=file,
+                                  key=f"figures.{i}.legend", fix=did_you_mean(lab, labels))
+
+
+def dump_spec(spec: Spec) -> str:
+    """The resolved spec as YAML (saved beside the results)."""
+    data = spec.model_dump(mode="json", exclude_none=False)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
