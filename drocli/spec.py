@@ -8,6 +8,7 @@ validates the result; every error names the file, the key path and the fix.
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +19,24 @@ from drocli import registry
 from drocli.errors import DrocliError, did_you_mean
 
 PROFILES = ("smoke", "quick", "paper")
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe loader that reads YAML 1.2 floats such as 1e-3 as numbers (PyYAML reads strings)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."))
+
+
+def yaml_load(text: str):
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
 
 
 class _Strict(BaseModel):
@@ -123,7 +142,7 @@ def parse_set(items, *, where: str = "--set") -> list[tuple[str, Any]]:
                               fix="write e.g. --set data.params.n_train=200")
         key, raw = item.split("=", 1)
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
+            value = yaml_load(raw) if raw.strip() else ""
         except yaml.YAMLError:
             value = raw
         out.append((key.strip(), value))
@@ -174,7 +193,9 @@ def _loc(err) -> str:
 
 
 def _raise_validation(e: ValidationError, file: str, raw: dict) -> None:
-    err = e.errors()[0]
+    errors = e.errors()
+    # a typo shows up as an unknown key and a missing one: report the typo, it names both
+    err = next((x for x in errors if x.get("type") == "extra_forbidden"), errors[0])
     key = _loc(err)
     msg = err.get("msg", "invalid value")
     fix = "see the spec format in the README"
@@ -228,7 +249,7 @@ def read_yaml(path: str | Path) -> dict:
         raise DrocliError("is a folder, not a spec file", file=str(path),
                           fix="give a .yaml file, e.g. experiments/gdro_synthetic.yaml")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml_load(path.read_text())
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
@@ -305,6 +326,16 @@ def check_names(spec: Spec, file: str) -> None:
 
 
 def dump_spec(spec: Spec) -> str:
-    """The resolved spec as YAML (saved beside the results)."""
-    data = spec.model_dump(mode="json", exclude_none=False)
+    """The resolved spec as YAML (saved beside the results), registry defaults filled in."""
+    data = spec.model_dump(mode="json", exclude={"figures", "claims"})
+    data["data"]["params"] = registry.resolve_params(registry.get("data", spec.data.name),
+                                                     spec.data.params)
+    data["problem"]["params"] = registry.resolve_params(
+        registry.get("problem", spec.problem.name), spec.problem.params)
+    for entry, s in zip(data["solvers"], spec.solvers):
+        entry["params"] = registry.resolve_params(registry.get("solver", s.name), s.params)
+    data["figures"] = [f.model_dump(mode="json", exclude_none=True) for f in spec.figures]
+    data["claims"] = [c.model_dump(mode="json", exclude_none=True) for c in spec.claims]
+    order = list(Spec.model_fields)
+    data = {k: data[k] for k in order if k in data}
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

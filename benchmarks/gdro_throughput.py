@@ -1,0 +1,166 @@
+"""Throughput of the GDRO solvers' compiled inner loops (per-sample gradient evaluations / s).
+
+Setting: synthetic GDRO data, m = 25 groups, d = 1024 (spec 000 §4.2), n_train = 2000 per
+group (inner-loop timing does not depend on n). For each solver we time
+  * "kernel": the compiled inner loop alone (random indices drawn beforehand), and
+  * "solver": a whole run through `solve(...)` with a 10 N budget and 10 checkpoints,
+    excluding metric evaluation (Monitor.elapsed), i.e. including full passes and chunking,
+next to a tight reference numba loop doing the per-sample arithmetic of a stochastic gradient
+(dot product, sigmoid, axpy into a gradient buffer) with the same memory access pattern.
+
+Counted gradients follow spec 000 §2.6: ALEG/MPVR/AL-SVRE count 2 per drawn sample (half point
+and snapshot; the snapshot term is read from the full pass, so a drawn sample touches X once),
+SMD counts 1. "samples/s" is the number of rows of X actually read per second.
+
+Run: python benchmarks/gdro_throughput.py   (about a minute; prints a markdown table)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+from drocli import registry  # noqa: E402
+from drocli.data import gdro_synthetic  # noqa: E402
+from drocli.monitor import Monitor  # noqa: E402
+from drocli.ops import kernels  # noqa: E402
+from drocli.ops.mirror_prox import VRState, group_rows, single_rows  # noqa: E402
+from drocli.problems import gdro  # noqa: E402
+
+M, D, N_PER = 25, 1024, 2000
+
+
+@numba.njit(cache=True)
+def reference_loop(X, y, rows, w, g, counter):
+    """Per sample: s = x.w (float64 accumulation), sigma(-y s), g += coef * x."""
+    d = X.shape[1]
+    for t in range(rows.shape[0]):
+        r = rows[t]
+        s = 0.0
+        for j in range(d):
+            s += X[r, j] * w[j]
+        mg = y[r] * s
+        coef = -y[r] / (1.0 + math.exp(mg))
+        for j in range(d):
+            g[j] += X[r, j] * coef
+        counter[0] += 1
+
+
+def best_of(fn, reps=3):
+    best = math.inf
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def kernel_rates(problem, rng):
+    """(counted grads/s, samples/s) of each solver's compiled inner loop alone."""
+    m, k = problem.m, problem.k
+    out = {}
+    w0 = rng.standard_normal(problem.d) * 0.01
+
+    # reference
+    rows = rng.integers(0, problem.N, size=200_000)
+    g = np.zeros(problem.d)
+    reference_loop(problem.X, problem.y, rows[:10], w0, g, problem.counter)  # compile
+    t = best_of(lambda: reference_loop(problem.X, problem.y, rows, w0, g, problem.counter))
+    out["reference (dot+sigmoid+axpy)"] = (rows.size / t, rows.size / t)
+
+    # SMD
+    n = 8000
+    R = group_rows(problem, rng, n)
+    hs = np.ones(n)
+    w, lq = w0.copy(), np.full(m, -np.log(m))
+    bufs = [np.zeros(problem.d), np.zeros(m), np.zeros(1), np.zeros(problem.d), np.zeros(m),
+            np.zeros(m), np.zeros(k), np.zeros(k)]
+
+    def run_smd(nn=n):
+        kernels.smd_chunk(problem.X, problem.y, 0, k, R[:nn], hs[:nn], w, lq, 1e-3, 1e-2, 10.0,
+                          bufs[0], bufs[1], bufs[2], problem.counter, bufs[3], bufs[4],
+                          bufs[5], bufs[6], bufs[7])
+
+    run_smd(2)
+    t = best_of(run_smd)
+    out["smd"] = (n * m / t, n * m / t)
+
+    # VR kernels: ALEG (group sampling, m rows/step) and MPVR (1 row/step)
+    st = VRState(problem)
+    st.w[:] = w0
+    st.take_snapshot()
+    n = 8000
+    Ra = group_rows(problem, rng, n)
+    Ga = np.ascontiguousarray(np.tile(np.arange(m, dtype=np.int64), (n, 1)))
+
+    def run_aleg(nn=n):
+        st.run(Ra[:nn], Ga[:nn], np.ones(m), 1.0 / 2000, 1e-2, 1e-2, 1.0)
+
+    run_aleg(2)
+    t = best_of(run_aleg)
+    out["aleg"] = (2 * n * m / t, n * m / t)
+
+    n = 200_000
+    Rm, Gm, sc = single_rows(problem, rng, n, "importance")
+
+    def run_mpvr(nn=n):
+        st.run(Rm[:nn], Gm[:nn], sc, 1.0 / problem.N, 1e-3, 1e-3, 1.0)
+
+    run_mpvr(2)
+    t = best_of(run_mpvr)
+    out["mpvr"] = (2 * n / t, n / t)
+
+    def run_svre(nn=n):
+        st.run(Rm[:nn], Gm[:nn], sc, 1.0 / problem.N, 1e-3, 1e-3, 1.0, beta=0.1, lam=0.0)
+
+    run_svre(2)
+    t = best_of(run_svre)
+    out["al_svre"] = (2 * n / t, n / t)
+    return out
+
+
+def solver_rates(data, budget_mult=10):
+    out = {}
+    for name in ("smd", "mpvr", "aleg", "al_svre"):
+        problem = gdro.make(data, {"loss": "logistic", "radius": 10.0})
+        entry = registry.get("solver", name)
+        params = registry.resolve_params(entry, {})
+        mon = Monitor(problem, budget=budget_mult * problem.N, checkpoints=10)
+        entry.func(problem, params, np.random.default_rng(0), mon)
+        out[name] = problem.oracle_calls / mon.elapsed()
+    return out
+
+
+def main():
+    t0 = time.perf_counter()
+    data = gdro_synthetic.load({"groups": M, "dim": D, "n_train": N_PER, "n_test": 10,
+                                "label_noise": 0.1}, 0)
+    problem = gdro.make(data, {"loss": "logistic", "radius": 10.0})
+    rng = np.random.default_rng(0)
+    kr = kernel_rates(problem, rng)
+    # warm-up compile of the solver paths, then the timed runs
+    small = gdro_synthetic.load({"groups": 3, "dim": 8, "n_train": 20, "n_test": 0}, 0)
+    solver_rates(small, 2)
+    sr = solver_rates(data)
+    ref = kr["reference (dot+sigmoid+axpy)"][0]
+    print(f"GDRO inner-loop throughput, m={M}, d={D}, n_train={N_PER}/group, "
+          f"numba {numba.__version__}, numpy {np.__version__}, 1 thread\n")
+    print("| loop | counted grads/s (kernel) | samples/s (kernel) | kernel / reference "
+          "| counted grads/s (whole solve, 10N) |")
+    print("|---|---|---|---|---|")
+    for name, (gps, sps) in kr.items():
+        whole = f"{sr[name]:.3g}" if name in sr else "-"
+        print(f"| {name} | {gps:.3g} | {sps:.3g} | {gps / ref:.2f} | {whole} |")
+    print(f"\n(total benchmark time {time.perf_counter() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

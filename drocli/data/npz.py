@@ -1,0 +1,89 @@
+"""Grouped data from a numpy .npz file.
+
+Required arrays: X_train (n, d), y_train (n,), g_train (n,) (group 0..m-1 of each row).
+Optional: X_test, y_test, g_test (all three or none), n_classes (scalar).
+Labels: +-1 for binary (logistic) problems, integers 0..C-1 for multiclass (softmax).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from drocli import registry
+from drocli.data.base import GroupedData
+from drocli.errors import DrocliError
+
+REQUIRED = ("X_train", "y_train", "g_train")
+OPTIONAL = ("X_test", "y_test", "g_test")
+KEY = "data.params.path"
+
+
+def _check(X, y, g, split, path):
+    if X.ndim != 2:
+        raise DrocliError(f"X_{split} must be 2-D (samples x features), got shape {X.shape}",
+                          file=path, key=f"X_{split}", fix="reshape the features to (n, d)")
+    n = X.shape[0]
+    for name, arr in ((f"y_{split}", y), (f"g_{split}", g)):
+        if arr.ndim != 1 or arr.shape[0] != n:
+            raise DrocliError(f"{name} must be 1-D with {n} entries, got shape {arr.shape}",
+                              file=path, key=name, fix=f"one entry per row of X_{split}")
+    if n and (np.any(g < 0) or np.any(g != np.round(g))):
+        raise DrocliError(f"g_{split} must hold group indices 0..m-1", file=path,
+                          key=f"g_{split}", fix="number the groups 0..m-1")
+
+
+@registry.data("npz", params={"path": ""},
+               description="grouped data from a .npz file (X_train, y_train, g_train "
+                           "[, X_test, y_test, g_test])")
+def load(params: dict, seed: int) -> GroupedData:
+    """Load arrays from params['path'] (the seed is unused: the data are fixed)."""
+    path = str(params.get("path") or "")
+    if not path:
+        raise DrocliError("no file given", key=KEY, fix="set data.params.path to an .npz file")
+    path = os.path.expanduser(path)
+    if not os.path.isfile(path):
+        raise DrocliError(f"file not found: {path}", key=KEY,
+                          fix="check the path (relative paths are resolved from the working "
+                              "directory)")
+    try:
+        z = np.load(path, allow_pickle=False)
+    except Exception as exc:  # corrupted / not an npz
+        raise DrocliError(f"cannot read {path} as .npz: {exc}", key=KEY,
+                          fix="write it with numpy.savez(path, X_train=..., y_train=..., "
+                              "g_train=...)") from exc
+    with z:
+        names = set(z.files)
+        missing = [k for k in REQUIRED if k not in names]
+        if missing:
+            raise DrocliError(f"missing array(s) {', '.join(missing)} in {path} "
+                              f"(found: {', '.join(sorted(names)) or 'none'})", file=path,
+                              key=missing[0],
+                              fix="save X_train, y_train and g_train with numpy.savez")
+        have_test = [k for k in OPTIONAL if k in names]
+        if have_test and len(have_test) != len(OPTIONAL):
+            lack = [k for k in OPTIONAL if k not in names]
+            raise DrocliError(f"incomplete test split in {path}: missing {', '.join(lack)}",
+                              file=path, key=lack[0],
+                              fix="save all of X_test, y_test, g_test, or none of them")
+        X = np.ascontiguousarray(z["X_train"], dtype=np.float32)
+        y = np.asarray(z["y_train"], dtype=np.float64)
+        g = np.asarray(z["g_train"])
+        _check(X, y, g, "train", path)
+        Xt = yt = gt = None
+        if have_test:
+            Xt = np.ascontiguousarray(z["X_test"], dtype=np.float32)
+            yt = np.asarray(z["y_test"], dtype=np.float64)
+            gt = np.asarray(z["g_test"])
+            _check(Xt, yt, gt, "test", path)
+            if Xt.shape[1] != X.shape[1]:
+                raise DrocliError(f"X_test has {Xt.shape[1]} features, X_train {X.shape[1]}",
+                                  file=path, key="X_test", fix="use the same features")
+        n_classes = int(z["n_classes"]) if "n_classes" in names else None
+    g = g.astype(np.int64)
+    gt = gt.astype(np.int64) if gt is not None else None
+    if n_classes is None and not np.all(np.isin(y, (-1.0, 1.0))):
+        n_classes = int(y.max()) + 1
+    name = os.path.splitext(os.path.basename(path))[0]
+    return GroupedData(name, X, y, g, Xt, yt, gt, n_classes=n_classes, info={"path": path})

@@ -1,0 +1,385 @@
+"""Paper-like figures from records: one panel per metric, seed bands, one shared legend.
+
+A figure is declared in the spec (`figures:`), validated by `FigureSpec`. Each panel
+draws, for every label, the seed aggregate on a common x-grid (`drocli.aggregate`): a
+mean line with a translucent +-1 std band (or median with the 0.25-0.75 quantiles). A
+label keeps its color and marker across panels (a fixed palette in legend order). The
+y-axis zooms on the curves, the title sits on top with the shared legend under it, and the
+caption is small text under the axes. Files are written atomically (temp + os.replace).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+import warnings
+from pathlib import Path
+from typing import Literal
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator  # noqa: E402,E501
+
+from drocli import __version__  # noqa: E402
+from drocli.aggregate import aggregate, apply_filter  # noqa: E402
+from drocli.errors import DrocliError, did_you_mean  # noqa: E402
+
+FORMATS = ("png", "pdf", "svg")
+# Okabe-Ito (color-blind safe, minus the yellow that vanishes on white), then tab10 extras.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+           "#8c564b", "#7f7f7f", "#bcbd22", "#17becf", "#9467bd")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+DEFAULT_XLABELS = {"oracle_calls": "# oracle calls", "time_s": "wall time (s)",
+                   "step": "checkpoint"}
+RC = {
+    "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "xtick.labelsize": 8,
+    "ytick.labelsize": 8, "legend.fontsize": 9, "axes.spines.top": False,
+    "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.35, "grid.linewidth": 0.5,
+    "pdf.fonttype": 42, "ps.fonttype": 42, "svg.hashsalt": "drocli",
+}
+TITLE_FS, LEGEND_FS, CAPTION_FS = 11.0, 9.0, 7.5
+HEAD_ZOOM_FRACTION = 0.02   # y-limits may ignore the first 2% of the x-range ...
+SQUASH_RATIO = 2.0          # ... when including it would more than double the y-range
+
+Scalar = str | int | float | bool
+FilterSpec = dict[str, Scalar | list[Scalar]]
+
+
+class PanelSpec(BaseModel):
+    """One subplot: a metric against the figure's x."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    title: str | None = None
+    ylabel: str | None = None          # default: the metric name
+    ylim: tuple[float | None, float | None] | None = None   # default: zoom to the data
+    xlim: tuple[float | None, float | None] | None = None
+    logy: bool | None = None           # default: the figure's logy
+    filter: FilterSpec = Field(default_factory=dict)   # merged over the figure's filter
+
+    @model_validator(mode="after")
+    def _limits(self):
+        for name in ("ylim", "xlim"):
+            lim = getattr(self, name)
+            if lim and None not in lim and not lim[0] < lim[1]:
+                raise ValueError(f"{name} must be [low, high] with low < high, got {list(lim)}")
+        return self
+
+
+class FigureSpec(BaseModel):
+    """A figure: panels laid out in a grid, sharing x, band, legend and caption."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")   # file stem
+    title: str | None = None
+    caption: str | None = None
+    layout: tuple[PositiveInt, PositiveInt] | None = None       # rows, cols
+    x: str = "oracle_calls"
+    xlabel: str | None = None
+    band: Literal["std", "quantile", "none"] = "std"
+    logx: bool = False
+    logy: bool = False
+    legend: list[str] | None = None     # order and selection of labels
+    panels: list[PanelSpec] = Field(min_length=1)
+    filter: FilterSpec = Field(default_factory=dict)
+    sharey: bool = False
+    panel_size: tuple[PositiveFloat, PositiveFloat] = (3.6, 2.7)   # inches per panel
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.layout is not None and self.layout[0] * self.layout[1] < len(self.panels):
+            raise ValueError(f"layout {list(self.layout)} has room for "
+                             f"{self.layout[0] * self.layout[1]} panels, "
+                             f"but {len(self.panels)} are given")
+        if self.legend is not None and len(set(self.legend)) != len(self.legend):
+            raise ValueError(f"legend lists a label twice: {self.legend}")
+        return self
+
+    @property
+    def grid_shape(self) -> tuple[int, int]:
+        return tuple(self.layout) if self.layout else (1, len(self.panels))
+
+
+# --- public API ---------------------------------------------------------------------------
+
+def plot_figures(records: pd.DataFrame, figures: list[FigureSpec], out_dir: Path,
+                 fmt: str = "png", experiment_title: str | None = None,
+                 dpi: int = 150) -> list[Path]:
+    """Render every figure to `out_dir/<name>.<fmt>`; return the written paths.
+
+    `fmt` is png, pdf or svg, or a comma-separated list of them ("png,pdf").
+    """
+    formats = _formats(fmt)
+    figures = [f if isinstance(f, FigureSpec) else FigureSpec.model_validate(f)
+               for f in figures]
+    names = [f.name for f in figures]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise DrocliError(f"figure names must be unique, repeated: {', '.join(dup)}",
+                          key="figures")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    with matplotlib.rc_context(RC):
+        for spec in figures:
+            fig = make_figure(records, spec, experiment_title=experiment_title)
+            title = " - ".join(t for t in (experiment_title, spec.title) if t) or spec.name
+            for f in formats:
+                path = out_dir / f"{spec.name}.{f}"
+                _save_atomic(fig, path, f, dpi, title)
+                paths.append(path)
+    return paths
+
+
+def make_figure(records: pd.DataFrame, spec: FigureSpec,
+                experiment_title: str | None = None) -> Figure:
+    """Build (without saving) the matplotlib Figure of one figure spec."""
+    if not isinstance(spec, FigureSpec):
+        spec = FigureSpec.model_validate(spec)
+    with matplotlib.rc_context(RC):
+        return _make_figure(records, spec, experiment_title)
+
+
+# --- building -----------------------------------------------------------------------------
+
+def _formats(fmt: str) -> list[str]:
+    formats = [f.strip().lower().lstrip(".") for f in str(fmt).split(",") if f.strip()]
+    bad = [f for f in formats if f not in FORMATS]
+    if bad or not formats:
+        raise DrocliError(f"unknown figure format {fmt!r}", key="format",
+                          fix=f"use one of {', '.join(FORMATS)} or a comma-separated list")
+    return list(dict.fromkeys(formats))
+
+
+def _check_columns(records: pd.DataFrame, spec: FigureSpec) -> None:
+    where = f"figures[{spec.name}]"
+    need = ["label", "seed", "cell", "metric", "value", spec.x]
+    missing = [c for c in need if c not in records.columns]
+    if missing:
+        raise DrocliError(f"records lack column(s) {', '.join(missing)}", key=where,
+                          fix=(f"x: {did_you_mean(spec.x, map(str, records.columns))}"
+                               if spec.x in missing else "regenerate records.csv"))
+    if not pd.api.types.is_numeric_dtype(records[spec.x]):
+        raise DrocliError(f"x column {spec.x!r} is not numeric", key=f"{where}.x",
+                          fix="use oracle_calls, time_s or step")
+    metrics = sorted(map(str, records["metric"].dropna().unique()))
+    for i, panel in enumerate(spec.panels):
+        if panel.metric not in metrics:
+            raise DrocliError(
+                f"figure {spec.name!r}, panel {i}: unknown metric {panel.metric!r}; "
+                f"metrics in the records: {', '.join(metrics) or '(none)'}",
+                key=f"figures[{spec.name}].panels[{i}].metric",
+                fix=did_you_mean(panel.metric, metrics))
+
+
+def _label_order(rows: pd.DataFrame, spec: FigureSpec) -> list[str]:
+    present = list(dict.fromkeys(map(str, rows["label"].dropna())))
+    if spec.legend is None:
+        return present
+    missing = [lab for lab in spec.legend if lab not in present]
+    if missing:
+        hint = "; ".join(f"{m!r}: {did_you_mean(m, present)}" for m in missing) if present \
+            else "no labels"
+        warnings.warn(f"figure {spec.name!r}: legend label(s) not in the records, not "
+                      f"drawn: {hint}", stacklevel=3)
+    return [lab for lab in spec.legend if lab in present]
+
+
+def _wrap(text: str | None, width_in: float, fontsize: float) -> list[str]:
+    if not text:
+        return []
+    chars = max(20, int(width_in * 72 / (0.52 * fontsize)))
+    lines = []
+    for para in str(text).splitlines() or [""]:
+        lines += textwrap.wrap(para, chars) or [""]
+    return lines
+
+
+def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str | None
+                 ) -> Figure:
+    _check_columns(records, spec)
+    rows = apply_filter(records, spec.filter, where=f"figures[{spec.name}].filter")
+    rows = rows[rows["metric"].isin([p.metric for p in spec.panels])]
+    labels = _label_order(rows, spec)
+    style = {lab: (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)])
+             for i, lab in enumerate(labels)}
+
+    n_rows, n_cols = spec.grid_shape
+    pw, ph = spec.panel_size
+    width = pw * n_cols
+    title = spec.title or experiment_title
+    title_lines = _wrap(title, width, TITLE_FS * 1.05)
+    per_row = max(1, min(len(labels), int(width / 1.25))) if labels else 1
+    legend_rows = -(-len(labels) // per_row) if labels else 0
+    caption_lines = _wrap(spec.caption, width * 0.96, CAPTION_FS)
+    pad = 0.08
+    title_h = len(title_lines) * TITLE_FS * 1.35 / 72
+    legend_h = legend_rows * LEGEND_FS * 1.9 / 72 + (0.1 if legend_rows else 0.0)
+    head = pad + title_h + legend_h + (0.04 if title_lines else 0.0)
+    foot = pad + len(caption_lines) * CAPTION_FS * 1.35 / 72 + (0.06 if caption_lines else 0)
+    height = ph * n_rows + head + foot
+
+    fig = Figure(figsize=(width, height))
+    axes = fig.subplots(n_rows, n_cols, squeeze=False, sharey=spec.sharey)
+    for k, ax in enumerate(axes.flat):
+        if k >= len(spec.panels):
+            ax.set_visible(False)
+    for i, panel in enumerate(spec.panels):
+        _draw_panel(axes.flat[i], rows, spec, i, panel, labels, style)
+
+    if title_lines:
+        fig.text(0.5, 1 - pad / height, "\n".join(title_lines), ha="center", va="top",
+                 fontsize=TITLE_FS, fontweight="bold")
+    if labels:
+        handles = [(Patch(facecolor=style[lab][0], alpha=0.22, linewidth=0),
+                    Line2D([], [], color=style[lab][0], marker=style[lab][1], lw=1.8,
+                           markersize=4.5))
+                   if spec.band != "none" else
+                   Line2D([], [], color=style[lab][0], marker=style[lab][1], lw=1.8,
+                          markersize=4.5)
+                   for lab in labels]
+        fig.legend(handles, labels, loc="upper center", ncol=per_row, frameon=False,
+                   bbox_to_anchor=(0.5, 1 - (pad + title_h + 0.02) / height),
+                   fontsize=LEGEND_FS, handlelength=2.4, columnspacing=1.6)
+    if caption_lines:
+        fig.text(0.5, pad / height, "\n".join(caption_lines), ha="center", va="bottom",
+                 multialignment="left", fontsize=CAPTION_FS, color="#333333",
+                 fontstyle="italic")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # tight_layout on odd sizes
+        fig.tight_layout(rect=(0.0, foot / height, 1.0, 1.0 - head / height),
+                         h_pad=1.2, w_pad=1.0)
+    return fig
+
+
+def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSpec,
+                labels: list[str], style: dict) -> None:
+    where = f"figures[{spec.name}].panels[{i}]"
+    sub = apply_filter(rows, panel.filter, where=f"{where}.filter")
+    sub = sub[sub["metric"] == panel.metric]
+    logy = spec.logy if panel.logy is None else panel.logy
+    bands, notes = [], []
+    for lab in labels:
+        lrows = sub[sub["label"].astype(str) == lab]
+        if lrows.empty:
+            continue
+        agg = aggregate(lrows, x=spec.x, band=spec.band, nan="omit",
+                        what=f"{where} ({panel.metric}, {lab})")
+        ok = np.isfinite(agg.center)
+        if agg.diverged:
+            notes.append(f"{lab}: {len(agg.diverged)}/{agg.n_seeds} seeds diverged")
+        if not ok.any():
+            continue
+        color, marker = style[lab]
+        g, c = agg.grid, agg.center
+        if spec.band != "none" and agg.n_seeds > 1:
+            ax.fill_between(g, agg.lo, agg.hi, where=ok, color=color, alpha=0.22,
+                            linewidth=0, interpolate=False)
+        ax.plot(g, c, color=color, lw=1.6, marker=marker, markersize=4,
+                markevery=(0.03 + 0.025 * (len(bands) % 6), 0.16), label=lab)
+        bands.append((g[ok], agg.lo[ok], agg.hi[ok]))
+    ax.set_title(panel.title if panel.title is not None else panel.metric)
+    ax.set_xlabel(spec.xlabel if spec.xlabel is not None
+                  else DEFAULT_XLABELS.get(spec.x, spec.x))
+    ax.set_ylabel(panel.ylabel if panel.ylabel is not None else panel.metric)
+    if spec.logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    if not bands:
+        filt = {**spec.filter, **panel.filter}
+        ax.text(0.5, 0.5, "no data" + (f"\nfilter {filt}" if filt else ""),
+                transform=ax.transAxes, ha="center", va="center", color="0.4")
+    if not spec.logx:
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 3), useMathText=True)
+    if not logy:
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+    ylim = auto_ylim(bands, logy=logy)
+    if panel.ylim is not None:
+        lo, hi = panel.ylim
+        ylim = (lo if lo is not None else (ylim or (None, None))[0],
+                hi if hi is not None else (ylim or (None, None))[1])
+    if ylim is not None and None not in ylim:
+        ax.set_ylim(*ylim)
+    if bands:
+        x0 = min(float(b[0][0]) for b in bands)
+        x1 = max(float(b[0][-1]) for b in bands)
+        if not spec.logx and x1 > x0:
+            ax.set_xlim(x0, x1 + 0.01 * (x1 - x0))
+    if panel.xlim is not None:
+        ax.set_xlim(*panel.xlim)
+    if notes:
+        ax.text(0.02, 0.02, "\n".join(notes), transform=ax.transAxes, ha="left",
+                va="bottom", fontsize=7, color="#a00000")
+
+
+def auto_ylim(bands: list[tuple[np.ndarray, np.ndarray, np.ndarray]], logy: bool = False,
+              pad: float = 0.05) -> tuple[float, float] | None:
+    """y-limits enclosing every band (grid, lo, hi), padded by `pad` of the range.
+
+    If the first 2% of the x-range (e.g. the start value ln 2) would more than double
+    the range, it is left out so the curves are not squashed. Log scale: computed on
+    log10 of the positive values. None when there is nothing finite.
+    """
+    pts = [(g, lo, hi) for g, lo, hi in bands if len(g)]
+    if not pts:
+        return None
+    x0 = min(float(g[0]) for g, _, _ in pts)
+    x1 = max(float(g[-1]) for g, _, _ in pts)
+    cut = x0 + HEAD_ZOOM_FRACTION * (x1 - x0)
+
+    def span(after: float | None):
+        vals = []
+        for g, lo, hi in pts:
+            m = np.ones(len(g), bool) if after is None else g >= after
+            vals += [lo[m], hi[m]]
+        v = np.concatenate(vals) if vals else np.empty(0)
+        v = v[np.isfinite(v)]
+        if logy:
+            v = np.log10(v[v > 0])
+        return (float(v.min()), float(v.max())) if len(v) else None
+
+    full = span(None)
+    if full is None:
+        return None
+    tail = span(cut) if x1 > x0 else None
+    lo, hi = full
+    if tail is not None and (full[1] - full[0]) > SQUASH_RATIO * (tail[1] - tail[0]):
+        lo, hi = tail
+    r = hi - lo
+    if r <= 0:
+        r = abs(hi) * 0.1 if hi != 0 else 1.0
+    lo, hi = lo - pad * r, hi + pad * r
+    return (10 ** lo, 10 ** hi) if logy else (lo, hi)
+
+
+# --- saving -------------------------------------------------------------------------------
+
+def _metadata(fmt: str, title: str) -> dict:
+    creator = f"drocli {__version__}"
+    if fmt == "png":
+        return {"Title": title, "Software": creator}
+    if fmt == "pdf":
+        return {"Title": title, "Creator": creator, "CreationDate": None}
+    return {"Title": title, "Creator": creator, "Date": None}
+
+
+def _save_atomic(fig: Figure, path: Path, fmt: str, dpi: int, title: str) -> None:
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", path.name)
+    tmp = path.with_name(f".{safe}.{os.getpid()}.tmp")
+    try:
+        fig.savefig(tmp, format=fmt, dpi=dpi, metadata=_metadata(fmt, title))
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()

@@ -1,0 +1,57 @@
+"""Shared fixtures: tiny specs and problems for each solver family."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+# Tiny instances per solver family: (data name, data params, problem name, problem params).
+# A new family must add an entry here, or the contract test fails.
+FAMILY_FIXTURES = {
+    "gdro": ("gdro_synthetic", {"groups": 3, "dim": 6, "n_train": 40, "n_test": 40},
+             "gdro", {"loss": "logistic", "radius": 10.0}),
+}
+
+TINY_SPEC = textwrap.dedent("""\
+    name: tiny
+    title: Tiny GDRO
+    data:
+      name: gdro_synthetic
+      params: {groups: 3, dim: 6, n_train: 40, n_test: 40, label_noise: 0.1}
+      seed: 0
+    problem:
+      name: gdro
+      params: {loss: logistic, radius: 10.0}
+    solvers:
+      - {name: smd, label: SMD}
+      - {name: aleg, label: ALEG}
+    seeds: [0, 1]
+    budget: {epochs: 4, checkpoints: 8}
+    metrics: [max_risk_train, max_risk_test]
+    figures:
+      - name: fig_tiny
+        title: Tiny
+        panels:
+          - {metric: max_risk_train, title: train}
+          - {metric: max_risk_test, title: test}
+    claims:
+      - id: below_start
+        text: ALEG ends below SMD
+        kind: final_below
+        metric: max_risk_train
+        solver: ALEG
+        others: [SMD]
+        per_seed: false
+        reproduced: true
+    profiles:
+      smoke: {budget.epochs: 2}
+    """)
+
+
+@pytest.fixture
+def tiny_spec(tmp_path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY_SPEC)
+    return path

@@ -1,0 +1,149 @@
+"""End-to-end CLI: run, plot, check, list; bad input exits 2 without a traceback; resume."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from drocli.cli import main
+from drocli.records import COLUMNS
+
+
+def call(*args):
+    """Run the CLI in-process; return (exit code, captured text)."""
+    try:
+        main(list(map(str, args)))
+    except SystemExit as e:
+        return e.code
+    return 0
+
+
+def test_run_plot_check_list(tiny_spec, tmp_path, capsys):
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    df = pd.read_csv(out / "records.csv")
+    assert set(COLUMNS) <= set(df.columns)
+    assert sorted(df["label"].unique()) == ["ALEG", "SMD"]
+    assert sorted(df["seed"].unique()) == [0, 1]
+    assert set(df["metric"]) == {"max_risk_train", "max_risk_test"}
+    assert (out / "spec.yaml").exists()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert all(c["status"] == "done" for c in manifest["cells"].values())
+    assert manifest["profile"] == "paper" and "git_commit" in manifest
+    # each cell's oracle calls increase and reach the budget
+    for _, g in df[df.metric == "max_risk_train"].groupby("cell"):
+        x = g.sort_values("step")["oracle_calls"].to_numpy()
+        assert (x[1:] > x[:-1]).all() and x[-1] >= 4 * 120
+    assert call("plot", out) == 0
+    assert (out / "figures" / "fig_tiny.png").stat().st_size > 1000
+    assert call("plot", out, "--format", "pdf") == 0
+    assert (out / "figures" / "fig_tiny.pdf").exists()
+    capsys.readouterr()
+    code = call("check", out, "--reference", out)
+    text = capsys.readouterr().out
+    assert "below_start" in text and "MATCHES" in text
+    assert code in (0, 1)
+    assert call("list", "solvers") == 0
+    assert "aleg" in capsys.readouterr().out
+
+
+def test_resume_skips_finished_cells(tiny_spec, tmp_path, capsys):
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    first = pd.read_csv(out / "records.csv")
+    cells = sorted((out / "cells").glob("*.json"))
+    # simulate an interrupted run: one cell lost its status marker, one a half-written temp file
+    cells[0].unlink()
+    (out / "cells" / ".junk.csv.tmp").write_text("partial")
+    mtimes = {p: p.stat().st_mtime_ns for p in cells[1:]}
+    capsys.readouterr()
+    assert call("run", tiny_spec, "--out", out) == 0
+    err = capsys.readouterr().err
+    assert "3 already done, 1 to run" in err
+    assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())
+    again = pd.read_csv(out / "records.csv")
+    key = ["cell", "step", "metric"]
+    assert not again.duplicated(key).any()
+    pd.testing.assert_frame_equal(first.sort_values(key).reset_index(drop=True)[["value"]],
+                                  again.sort_values(key).reset_index(drop=True)[["value"]])
+
+
+def test_kill_and_resume_subprocess(tiny_spec, tmp_path):
+    """A run killed mid-way completes on re-run with no duplicate or corrupt rows."""
+    out = tmp_path / "res"
+    spec = tiny_spec.read_text().replace("seeds: [0, 1]", "seeds: [0, 1, 2, 3, 4, 5]")
+    tiny_spec.write_text(spec.replace("epochs: 4", "epochs: 400"))
+    cmd = [sys.executable, "-m", "drocli", "run", str(tiny_spec), "--out", str(out), "-q"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cells_dir = out / "cells"
+    import time
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(cells_dir.glob("*.json"))) < 2:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    done_before = len(list(cells_dir.glob("*.json")))
+    assert 2 <= done_before < 12
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    df = pd.read_csv(out / "records.csv")
+    assert df["cell"].nunique() == 12
+    assert not df.duplicated(["cell", "step", "metric"]).any()
+    assert df["value"].notna().all()
+
+
+def test_parallel_and_dask_identical(tiny_spec, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert call("run", tiny_spec, "--out", a, "-j", "1", "-q") == 0
+    assert call("run", tiny_spec, "--out", b, "-j", "2", "-q") == 0
+    key = ["cell", "step", "metric"]
+    va = pd.read_csv(a / "records.csv").sort_values(key).reset_index(drop=True)
+    vb = pd.read_csv(b / "records.csv").sort_values(key).reset_index(drop=True)
+    assert va["value"].tolist() == vb["value"].tolist()
+    pytest.importorskip("dask.distributed")
+    c = tmp_path / "c"
+    assert call("run", tiny_spec, "--out", c, "-j", "2", "--backend", "dask", "-q") == 0
+    vc = pd.read_csv(c / "records.csv").sort_values(key).reset_index(drop=True)
+    assert va["value"].tolist() == vc["value"].tolist()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["run", "MISSING.yaml"], "not found"),
+    (["run", "{spec}", "--set", "solvers.ALEG.params.gamma_w=fast"], "expected float"),
+    (["run", "{spec}", "--set", "solvers.ALEG.name=alegg"], "did you mean 'aleg'"),
+    (["run", "{spec}", "--set", "nonsense"], "KEY=VALUE"),
+    (["run", "{spec}", "--profile", "smok"], "did you mean 'smoke'"),
+    (["plot", "{tmp}/nowhere"], "results folder not found"),
+    (["check", "{tmp}"], "no spec.yaml"),
+])
+def test_bad_input_exits_2_one_line(args, needle, tiny_spec, tmp_path):
+    args = [a.format(spec=tiny_spec, tmp=tmp_path) for a in args]
+    env = {**os.environ, "COLUMNS": "200"}
+    res = subprocess.run([sys.executable, "-m", "drocli", *args], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert needle in res.stderr
+    assert "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_bad_spec_leaves_results_untouched(tiny_spec, tmp_path):
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    tiny_spec.write_text(tiny_spec.read_text().replace("name: smd", "name: nosuch"))
+    assert call("run", tiny_spec, "--out", out) == 2
+    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert before == after
+
+
+def test_help_teaches():
+    res = subprocess.run([sys.executable, "-m", "drocli", "run", "--help"], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0
+    assert "Examples:" in res.stdout and "--set" in res.stdout and "resume" in res.stdout
+    assert Path(sys.executable).exists()

@@ -1,0 +1,50 @@
+"""Every shipped spec: its smoke profile runs, its claims hold, and it matches the recorded results.
+
+This is the regression check CI relies on: results/<name>-smoke/ holds the recorded smoke run.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from drocli.cli import main
+from drocli.spec import load_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = sorted((ROOT / "experiments").glob("*.yaml"))
+
+
+def call(*args):
+    try:
+        main([str(a) for a in args])
+    except SystemExit as e:
+        return e.code
+    return 0
+
+
+def test_specs_exist():
+    assert SPECS, "no experiment specs shipped"
+
+
+@pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
+def test_spec_loads_in_every_profile(path):
+    raw_profiles = load_spec(path).profiles
+    assert "smoke" in raw_profiles, "every spec has a smoke profile (what CI runs)"
+    for prof in ["paper", *raw_profiles]:
+        assert load_spec(path, profile=prof).profile == prof
+
+
+@pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
+def test_smoke_claims_and_reference(path, tmp_path, capsys):
+    spec = load_spec(path, profile="smoke")
+    out = tmp_path / spec.name
+    assert call("run", path, "--profile", "smoke", "--out", out, "-j", "2", "-q") == 0
+    assert call("plot", out) == 0
+    for fig in spec.figures:
+        assert (out / "figures" / f"{fig.name}.png").stat().st_size > 5000
+    ref = ROOT / "results" / f"{spec.name}-smoke"
+    assert ref.is_dir(), f"record the smoke run: drocli run {path} --profile smoke"
+    capsys.readouterr()
+    code = call("check", out, "--reference", ref, "--rtol", "1e-4")
+    text = capsys.readouterr().out
+    assert code == 0, text

@@ -1,0 +1,72 @@
+"""Spec loading: profiles, overrides and one-line errors that name file, key and fix."""
+
+import pytest
+
+from drocli.errors import DrocliError
+from drocli.spec import apply_override, load_spec, parse_set
+
+
+def test_profile_and_overrides(tiny_spec):
+    spec = load_spec(tiny_spec, profile="smoke",
+                     overrides=parse_set(["seeds=3", "solvers.ALEG.params.gamma_w=0.5"]))
+    assert spec.profile == "smoke"
+    assert spec.budget.epochs == 2
+    assert spec.seeds == [0, 1, 2]
+    assert spec.solvers[1].params["gamma_w"] == 0.5
+
+
+def test_default_profile_is_paper(tiny_spec):
+    spec = load_spec(tiny_spec)
+    assert spec.profile == "paper" and spec.budget.epochs == 4
+
+
+def test_override_by_index_and_yaml_values():
+    raw = {"a": [{"name": "x", "p": {}}]}
+    apply_override(raw, "a.0.p.v", [1, 2], file="f")
+    assert raw["a"][0]["p"]["v"] == [1, 2]
+    assert parse_set(["k=1e-3", "s=abc", "b=true"]) == [("k", 1e-3), ("s", "abc"), ("b", True)]
+
+
+def _err(path, **kw) -> str:
+    with pytest.raises(DrocliError) as ei:
+        load_spec(path, **kw)
+    return str(ei.value)
+
+
+def test_unknown_key_suggests(tiny_spec):
+    tiny_spec.write_text(tiny_spec.read_text().replace("seeds:", "sedes:"))
+    msg = _err(tiny_spec)
+    assert "tiny.yaml" in msg and "sedes" in msg
+
+
+def test_unknown_solver_suggests(tiny_spec):
+    tiny_spec.write_text(tiny_spec.read_text().replace("name: aleg", "name: alge"))
+    msg = _err(tiny_spec)
+    assert "solvers.1.name" in msg and "'aleg'" in msg and "did you mean" in msg
+
+
+def test_unknown_param_and_wrong_type(tiny_spec):
+    msg = _err(tiny_spec, overrides=parse_set(["solvers.SMD.params.gama_w=1"]))
+    assert "gama_w" in msg and "gamma_w" in msg
+    msg = _err(tiny_spec, overrides=parse_set(["solvers.SMD.params.gamma_w=fast"]))
+    assert "expected float" in msg and "gamma_w" in msg
+    msg = _err(tiny_spec, overrides=parse_set(["budget.checkpoints=many"]))
+    assert "budget.checkpoints" in msg
+
+
+def test_malformed_yaml_and_missing_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ndata: [unclosed\n")
+    msg = _err(bad)
+    assert "malformed YAML" in msg and "line" in msg
+    msg = _err(tmp_path / "nope.yaml")
+    assert "not found" in msg
+
+
+def test_unknown_profile(tiny_spec):
+    assert "did you mean 'smoke'" in _err(tiny_spec, profile="smok")
+
+
+def test_claim_label_checked(tiny_spec):
+    tiny_spec.write_text(tiny_spec.read_text().replace("others: [SMD]", "others: [SDM]"))
+    assert "SDM" in _err(tiny_spec)
