@@ -17,7 +17,8 @@ def _product(grid: dict) -> list[dict]:
     if not grid:
         return [{}]
     keys = list(grid)
-    return [dict(zip(keys, vals)) for vals in itertools.product(*(grid[k] for k in keys))]
+    combos = itertools.product(*(grid[k] for k in keys))
+    return [dict(zip(keys, vals, strict=True)) for vals in combos]
 
 
 def _canon(obj) -> str:

@@ -56,7 +56,8 @@ def cli():
               "cluster (LocalCluster unless --scheduler/DROCLI_DASK_SCHEDULER).")
 @click.option("--scheduler", metavar="ADDRESS", help="dask scheduler address (tcp://host:8786).")
 @click.option("--force", is_flag=True, help="Re-run finished cells too.")
-@click.option("--dry-run", is_flag=True, help="List the cells and whether each is done; run nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="List the cells and whether each is done; run nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_run, quiet):
     """Run the experiment described by SPEC and write tidy CSV.

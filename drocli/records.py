@@ -108,7 +108,7 @@ def read_records(results_dir: Path) -> pd.DataFrame:
                           fix="give the folder `drocli run` wrote, e.g. results/gdro_synthetic")
     if not path.exists():
         raise DrocliError("no records.csv in this folder", file=str(results_dir),
-                          fix="run `drocli run SPEC --out` into it first (or re-run to merge cells)")
+                          fix="run `drocli run SPEC --out DIR` first (a re-run merges the cells)")
     df = pd.read_csv(path)
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:

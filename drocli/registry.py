@@ -27,6 +27,7 @@ class Entry:
     params: dict = field(default_factory=dict)
     description: str = ""
     family: str | None = None
+    accepts: dict = field(default_factory=dict)  # param -> extra accepted types, e.g. (list,)
 
     @property
     def summary(self) -> str:
@@ -35,15 +36,20 @@ class Entry:
 
 
 def register(kind: str, name: str, *, params: dict | None = None, description: str = "",
-             family: str | None = None):
-    """Decorator: register `func` under (kind, name) with its default parameters."""
+             family: str | None = None, accepts: dict | None = None):
+    """Decorator: register `func` under (kind, name) with its default parameters.
+
+    `accepts` maps a parameter to extra types it takes besides its default's type
+    (e.g. a per-group list where the default is one float).
+    """
     if kind not in KINDS:
         raise ValueError(f"unknown registry kind {kind!r}")
 
     def deco(func):
         if name in _REGISTRY[kind] and _REGISTRY[kind][name].func is not func:
             raise ValueError(f"{kind} {name!r} registered twice")
-        _REGISTRY[kind][name] = Entry(kind, name, func, dict(params or {}), description, family)
+        _REGISTRY[kind][name] = Entry(kind, name, func, dict(params or {}), description, family,
+                                      dict(accepts or {}))
         return func
 
     return deco
@@ -114,7 +120,8 @@ def resolve_params(entry: Entry, given: dict | None, *, file: str | None = None,
             raise DrocliError(f"{entry.kind} {entry.name!r} has no parameter {k!r}", file=file,
                               key=where, fix=did_you_mean(k, entry.params))
         default = entry.params[k]
-        if not _type_ok(default, v):
+        extra = entry.accepts.get(k, ())
+        if not (_type_ok(default, v) or (extra and isinstance(v, tuple(extra)))):
             raise DrocliError(
                 f"expected {type(default).__name__}, got {type(v).__name__} {v!r}",
                 file=file, key=where, fix=f"give a {type(default).__name__}, e.g. {default!r}")

@@ -332,7 +332,7 @@ def dump_spec(spec: Spec) -> str:
                                                      spec.data.params)
     data["problem"]["params"] = registry.resolve_params(
         registry.get("problem", spec.problem.name), spec.problem.params)
-    for entry, s in zip(data["solvers"], spec.solvers):
+    for entry, s in zip(data["solvers"], spec.solvers, strict=True):
         entry["params"] = registry.resolve_params(registry.get("solver", s.name), s.params)
     data["figures"] = [f.model_dump(mode="json", exclude_none=True) for f in spec.figures]
     data["claims"] = [c.model_dump(mode="json", exclude_none=True) for c in spec.claims]

@@ -297,3 +297,13 @@ def test_bad_parameters_raise_drocli_error():
         registry.get("solver", "smd").func(
             p, registry.resolve_params(registry.get("solver", "smd"), {"gamma_w": -1.0}),
             np.random.default_rng(0), mon)
+
+
+def test_coupled_theory_geometry_steps():
+    """eta > 0: gamma_w = 2 D_w^2 eta = R^2 eta and gamma_q = 2 ln(m) eta (spec §1.4)."""
+    from drocli.ops.mirror_prox import effective_steps
+
+    p = make(tiny_data(), {"radius": 3.0})
+    gw, gq = effective_steps({"gamma_w": 1.0, "gamma_q": 1.0, "eta": 0.01}, p)
+    assert gw == pytest.approx(0.09) and gq == pytest.approx(2 * math.log(3) * 0.01)
+    assert effective_steps({"gamma_w": 0.2, "gamma_q": 0.5, "eta": 0.0}, p) == (0.2, 0.5)

@@ -49,6 +49,7 @@ def _sizes(n: int, n_max: int, m: int, what: str) -> np.ndarray:
     "gdro_synthetic",
     params={"groups": 25, "dim": 1024, "n_train": 5000, "n_test": 5000, "label_noise": 0.1,
             "noise_step": 0.0, "n_train_max": 0},
+    accepts={"label_noise": (list,)},
     description="Yu et al. 2024 synthetic GDRO/MERO data: m Gaussian groups, each labelled by "
                 "its own random direction, with label noise",
 )

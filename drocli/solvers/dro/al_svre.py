@@ -48,9 +48,9 @@ INNER_OUTPUTS = ("average", "last")
 @registry.solver(
     "al_svre",
     params={
-        "gamma_w": 0.01,            # [DEFAULT] spec §3.3/§4.1: tuned inner w-step (README sweep)
-        "gamma_q": 0.01,            # [DEFAULT] spec §3.3/§4.1: tuned inner q-step (README sweep)
-        "beta": 0.1,                # [DEFAULT] spec §3.3: Catalyst prox weight (README sweep)
+        "gamma_w": 0.001,           # [DEFAULT] spec §3.3/§4.1: tuned inner w-step (README sweep)
+        "gamma_q": 0.001,           # [DEFAULT] spec §3.3/§4.1: tuned inner q-step (README sweep)
+        "beta": 0.01,               # [DEFAULT] spec §3.3: Catalyst prox weight (README sweep)
         "lam": 0.0,                 # [DEFAULT] spec §3.3: lam = 0 (no extra regulariser)
         "K_in": 0,                  # [DEFAULT] spec §3.3: 0 -> K_in = N inner iterations
         "p": 0.0,                   # [DEFAULT] spec §3.3: 0 -> snapshot refresh probability 1/N

@@ -46,7 +46,7 @@ def schedule_factor(schedule: str, s: int) -> float:
 @registry.solver(
     "aleg",
     params={
-        "gamma_w": 0.1,        # [DEFAULT] spec §2.5/§4.1: tuned effective w-step (README sweep)
+        "gamma_w": 0.01,       # [DEFAULT] spec §2.5/§4.1: tuned effective w-step (README sweep)
         "gamma_q": 0.1,        # [DEFAULT] spec §2.5/§4.1: tuned effective q-step (README sweep)
         "schedule": "decay",   # [DEFAULT] spec §2.5: h_s = max(sqrt(0.05), 1/sqrt(s+1))
         "K": 0,                # [DEFAULT] spec §2.5: 0 -> K = n_bar (Cor. 4.6 / Thm 5.2)

@@ -34,8 +34,8 @@ SAMPLINGS = ("importance", "uniform")
 @registry.solver(
     "mpvr",
     params={
-        "gamma_w": 0.01,           # [DEFAULT] spec §3.2/§4.1: tuned constant w-step (README sweep)
-        "gamma_q": 0.01,           # [DEFAULT] spec §3.2/§4.1: tuned constant q-step (README sweep)
+        "gamma_w": 0.0003,         # [DEFAULT] spec §3.2/§4.1: tuned constant w-step (README sweep)
+        "gamma_q": 0.00316,        # [DEFAULT] spec §3.2/§4.1: tuned constant q-step (README sweep)
         "K": 0,                    # [DEFAULT] spec §3.2: 0 -> K = N (Cor. C.5)
         "alpha": 0.0,              # [DEFAULT] spec §3.2: 0 -> snapshot weight 1/K (pitfall 8)
         "sampling": "importance",  # [DEFAULT] spec §3.2: Option II; "uniform" = Option I

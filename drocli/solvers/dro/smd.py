@@ -30,8 +30,8 @@ BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of 
 @registry.solver(
     "smd",
     params={
-        "gamma_w": 0.01,         # [DEFAULT] spec §3.1/§4.1: tuned constant w-step (README sweep)
-        "gamma_q": 0.01,         # [DEFAULT] spec §3.1/§4.1: tuned constant q-step (README sweep)
+        "gamma_w": 0.003,        # [DEFAULT] spec §3.1/§4.1: tuned constant w-step (README sweep)
+        "gamma_q": 0.1,          # [DEFAULT] spec §3.1/§4.1: tuned constant q-step (README sweep)
         "schedule": "constant",  # [DEFAULT] spec §3.1: constant steps; "sqrt": 1/sqrt(t)
         "eta": 0.0,              # > 0: coupled geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
         "eval_point": "output",  # [DEFAULT] spec §4.1: running (weighted) average
