@@ -158,16 +158,10 @@ def list_(what):
 
 
 def _saved_spec(results_dir):
+    from drocli.records import results_file
     from drocli.spec import load_spec
 
-    path = Path(results_dir) / "spec.yaml"
-    if not Path(results_dir).is_dir():
-        raise DrocliError("results folder not found", file=str(results_dir),
-                          fix="give the folder `drocli run` wrote, e.g. results/gdro_synthetic")
-    if not path.exists():
-        raise DrocliError("no spec.yaml in this folder", file=str(results_dir),
-                          fix="run `drocli run SPEC` into it first")
-    return load_spec(path)
+    return load_spec(results_file(results_dir, "spec.yaml"))
 
 
 def main(argv=None):

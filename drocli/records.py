@@ -101,14 +101,20 @@ def write_records(out: Path, df: pd.DataFrame) -> Path:
     return path
 
 
-def read_records(results_dir: Path) -> pd.DataFrame:
-    path = Path(results_dir) / "records.csv"
+def results_file(results_dir: Path, name: str) -> Path:
+    """A file of a results folder, with a one-line error when the folder or file is missing."""
     if not Path(results_dir).is_dir():
         raise DrocliError("results folder not found", file=str(results_dir),
                           fix="give the folder `drocli run` wrote, e.g. results/gdro_synthetic")
+    path = Path(results_dir) / name
     if not path.exists():
-        raise DrocliError("no records.csv in this folder", file=str(results_dir),
+        raise DrocliError(f"no {name} in this folder", file=str(results_dir),
                           fix="run `drocli run SPEC --out DIR` first (a re-run merges the cells)")
+    return path
+
+
+def read_records(results_dir: Path) -> pd.DataFrame:
+    path = results_file(results_dir, "records.csv")
     df = pd.read_csv(path)
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
