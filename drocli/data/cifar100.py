@@ -1,0 +1,156 @@
+"""CIFAR-100 (python-pickle release) as grouped data: group i = fine class i (m = 100).
+
+Spec 000 §4.3 (E2/E4): 500 train / 100 test images per class, softmax over the 100 classes,
+a linear model on the flattened 32x32x3 pixels. Files `train` and `test` of
+cifar-100-python.tar.gz: pickled dicts with keys b'data' (uint8, N x 3072, channel-major:
+1024 red, 1024 green, 1024 blue) and b'fine_labels'. Looked up in data.params.path, else
+$DROCLI_DATA/cifar100/ (or its cifar-100-python/ subfolder, where the archive extracts to)
+and Keras' download folder. Nothing is downloaded.
+
+Preprocessing [DEFAULT, spec §4.3]: pixel/255, then (standardize) per channel with the mean
+and std (ddof 0) of the FULL train file — on the real release (0.5071, 0.4865, 0.4409) and
+(0.2673, 0.2564, 0.2762); bias appends a constant-1 feature. X keeps the pickle's
+channel-major order. n_train / n_test are per class: classes with more images are
+subsampled without replacement (train and test with independent streams spawned from the
+seed); the defaults keep all 500 / 100.
+
+The pickles are read with an unpickler that only admits numpy arrays and plain containers.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from pathlib import Path
+
+import numpy as np
+
+from drocli import registry
+from drocli.data.base import GroupedData
+from drocli.data.cache import (affine_features, count_param, find_files, per_class_subsample,
+                               resolve)
+from drocli.data.idx import read_bytes
+from drocli.errors import DrocliError
+
+NAME = "cifar100"
+N_CLASSES = 100
+D = 3072
+FILES = ("train", "test")
+ARCHIVE = "cifar-100-python.tar.gz"
+SUBDIRS = ("cifar-100-python",)
+SYSTEM_DIRS = ["~/.keras/datasets/cifar-100-python"]
+FIX = f"use the files `train` and `test` extracted from {ARCHIVE}"
+
+_SAFE = {
+    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+    ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"),
+    ("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode"),
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Admits only what a CIFAR pickle needs (numpy arrays, lists, dicts, bytes, ints)."""
+
+    def find_class(self, module, name):
+        if (module, name) not in _SAFE:
+            raise pickle.UnpicklingError(f"refusing global {module}.{name}")
+        if module.startswith("numpy.core"):  # numpy >= 2 moved numpy.core to numpy._core
+            try:
+                return super().find_class("numpy._core" + module[len("numpy.core"):], name)
+            except (ImportError, AttributeError):
+                pass
+        return super().find_class(module, name)
+
+
+def _read_split(folder: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """(data (n, 3072) uint8, fine labels (n,) int64) of one pickle file, validated."""
+    path = resolve(folder, split)
+    try:
+        obj = _Unpickler(io.BytesIO(read_bytes(path)), encoding="bytes").load()
+    except Exception as exc:  # any unpickling failure: not a CIFAR file
+        raise DrocliError(f"cannot read as a CIFAR-100 python pickle: {exc}", file=str(path),
+                          fix=FIX) from exc
+    if not isinstance(obj, dict):
+        raise DrocliError(f"expected a pickled dict, got {type(obj).__name__}",
+                          file=str(path), fix=FIX)
+    missing = [k.decode() for k in (b"data", b"fine_labels") if k not in obj]
+    if missing:
+        found = ", ".join(sorted(k.decode() if isinstance(k, bytes) else str(k) for k in obj))
+        raise DrocliError(f"missing key(s) {', '.join(missing)} (found: {found or 'none'})",
+                          file=str(path), key=missing[0], fix=FIX)
+    data = obj[b"data"]
+    if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 \
+            or data.shape[1] != D:
+        desc = (f"{data.dtype} {data.shape}" if isinstance(data, np.ndarray)
+                else type(data).__name__)
+        raise DrocliError(f"b'data' must be uint8 of shape (n, {D}), got {desc}",
+                          file=str(path), key="data", fix=FIX)
+    try:
+        labels = np.asarray(obj[b"fine_labels"], dtype=np.int64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise DrocliError(f"b'fine_labels' is not a list of integers: {exc}", file=str(path),
+                          key="fine_labels", fix=FIX) from exc
+    if labels.shape[0] != data.shape[0]:
+        raise DrocliError(f"{labels.shape[0]} fine labels for {data.shape[0]} images",
+                          file=str(path), key="fine_labels", fix=FIX)
+    if labels.size and (labels.min() < 0 or labels.max() >= N_CLASSES):
+        raise DrocliError(f"fine labels must lie in 0..{N_CLASSES - 1}, got "
+                          f"{labels.min()}..{labels.max()}", file=str(path),
+                          key="fine_labels", fix=FIX)
+    return data, labels
+
+
+def _channel_stats(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel mean and std (ddof 0) of pixel/255, exact via 256-bin histograms."""
+    v = np.arange(256) / 255.0
+    mean, std = np.empty(3), np.empty(3)
+    for c in range(3):
+        hist = np.bincount(data[:, c * 1024:(c + 1) * 1024].reshape(-1),
+                           minlength=256).astype(np.float64)
+        n = hist.sum()
+        mean[c] = hist @ v / n
+        std[c] = np.sqrt(max(hist @ (v * v) / n - mean[c] ** 2, 0.0))
+    std[std == 0] = 1.0
+    return mean, std
+
+
+@registry.data(
+    NAME,
+    params={"path": "", "n_train": 500, "n_test": 100, "standardize": True, "bias": False},
+    description="CIFAR-100 python pickles (train, test), 100 groups = fine classes (500/100 "
+                "per class), softmax labels; looked up in path, $DROCLI_DATA/cifar100/",
+)
+def load(params: dict, seed: int) -> GroupedData:
+    """Load, subsample per class with the seed, scale and standardise (module docstring)."""
+    n_tr = count_param(params, "n_train", 500, minimum=1)
+    n_te = count_param(params, "n_test", 100)
+    folder = find_files(NAME, SYSTEM_DIRS, list(FILES), path=str(params.get("path") or ""),
+                        what="CIFAR-100 python", archive=ARCHIVE, subdirs=SUBDIRS)
+    data, labels = _read_split(folder, "train")
+    if params.get("standardize", True):
+        mean, std = _channel_stats(data)
+    else:
+        mean, std = np.zeros(3), np.ones(3)
+    scale = np.repeat(1.0 / (255.0 * std), 1024)
+    shift = np.repeat(-mean / std, 1024)
+    bias = bool(params.get("bias", False))
+    rng_tr, rng_te = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+
+    rows = per_class_subsample(labels, n_tr, N_CLASSES, rng_tr)
+    X_tr = affine_features(data, scale, shift, bias, None if rows.size == labels.size else rows)
+    y_tr = labels[rows]
+    del data
+    info = {"path": str(folder), "channel_mean": mean.tolist(), "channel_std": std.tolist(),
+            "standardize": bool(params.get("standardize", True)), "bias": bias,
+            "n_train_per_class": np.bincount(y_tr, minlength=N_CLASSES).tolist()}
+    if n_te == 0:
+        return GroupedData(NAME, X_tr, y_tr, y_tr.copy(), n_classes=N_CLASSES, info=info)
+    data_t, labels_t = _read_split(folder, "test")
+    rows_t = per_class_subsample(labels_t, n_te, N_CLASSES, rng_te)
+    X_te = affine_features(data_t, scale, shift, bias,
+                           None if rows_t.size == labels_t.size else rows_t)
+    y_te = labels_t[rows_t]
+    info["n_test_per_class"] = np.bincount(y_te, minlength=N_CLASSES).tolist()
+    return GroupedData(NAME, X_tr, y_tr, y_tr.copy(), X_te, y_te, y_te.copy(),
+                       n_classes=N_CLASSES, info=info)

@@ -1,0 +1,119 @@
+"""Fashion-MNIST (Xiao et al. 2017) as grouped data: group i = class i (m = 10), softmax labels.
+
+Files (IDX, gzipped or not): train-images-idx3-ubyte, train-labels-idx1-ubyte,
+t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte; 6000 train / 1000 test images per class,
+28x28 uint8. Looked up in data.params.path, else $DROCLI_DATA/fashion_mnist/, the Debian
+package dataset-fashion-mnist (/usr/share/datasets/fashion-mnist/) and Keras' download folder.
+
+Preprocessing: pixel/255, then (standardize) one mean and std over all pixels of the FULL
+train set (before any subsampling); bias appends a constant-1 feature. n_train / n_test are
+per class: classes with more images are subsampled without replacement, train and test
+with independent streams spawned from the seed; classes with fewer keep all of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from drocli import registry
+from drocli.data.base import GroupedData
+from drocli.data.cache import (affine_features, cached_arrays, count_param, find_files,
+                               per_class_subsample, resolve)
+from drocli.data.idx import read_idx
+from drocli.errors import DrocliError
+
+NAME = "fashion_mnist"
+N_CLASSES = 10
+FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+         "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
+SYSTEM_DIRS = ["/usr/share/datasets/fashion-mnist", "~/.keras/datasets/fashion-mnist"]
+CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker",
+           "Bag", "Ankle boot")
+
+
+def _read_split(folder, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """(images (n, h*w) uint8, labels (n,) uint8) of one split, validated."""
+    img_name, lab_name = FILES[split]
+    img_path, lab_path = resolve(folder, img_name), resolve(folder, lab_name)
+    images, labels = read_idx(img_path), read_idx(lab_path)
+    if images.dtype != np.uint8 or images.ndim != 3:
+        raise DrocliError(f"expected uint8 images of shape (n, rows, cols), got "
+                          f"{images.dtype} {images.shape}", file=str(img_path),
+                          fix="use the Fashion-MNIST image file (idx3-ubyte)")
+    if labels.dtype != np.uint8 or labels.ndim != 1:
+        raise DrocliError(f"expected uint8 labels of shape (n,), got {labels.dtype} "
+                          f"{labels.shape}", file=str(lab_path),
+                          fix="use the Fashion-MNIST label file (idx1-ubyte)")
+    if labels.shape[0] != images.shape[0]:
+        raise DrocliError(f"{labels.shape[0]} labels for {images.shape[0]} images",
+                          file=str(lab_path), fix="use the label file of the same split")
+    if labels.size and labels.max() >= N_CLASSES:
+        raise DrocliError(f"label {int(labels.max())} outside 0..{N_CLASSES - 1}",
+                          file=str(lab_path), fix="use the Fashion-MNIST label file")
+    return images.reshape(images.shape[0], -1), labels
+
+
+def _pixel_stats(images: np.ndarray) -> tuple[float, float]:
+    """Mean and std (ddof 0) of pixel/255 over all pixels, exact via a 256-bin histogram."""
+    hist = np.bincount(np.asarray(images).reshape(-1), minlength=256).astype(np.float64)
+    v = np.arange(256) / 255.0
+    n = hist.sum()
+    mean = float(hist @ v / n)
+    var = float(hist @ (v * v) / n - mean * mean)
+    return mean, float(np.sqrt(max(var, 0.0)))
+
+
+@registry.data(
+    NAME,
+    params={"path": "", "n_train": 6000, "n_test": 1000, "standardize": True, "bias": False},
+    description="Fashion-MNIST IDX files, 10 groups = classes (6000/1000 per class), softmax "
+                "labels; looked up in path, $DROCLI_DATA/fashion_mnist/, "
+                "/usr/share/datasets/fashion-mnist/",
+)
+def load(params: dict, seed: int) -> GroupedData:
+    """Load, subsample per class with the seed, scale and standardise (module docstring)."""
+    n_tr = count_param(params, "n_train", 6000, minimum=1)
+    n_te = count_param(params, "n_test", 1000)
+    folder = find_files(NAME, SYSTEM_DIRS, [n for pair in FILES.values() for n in pair],
+                        path=str(params.get("path") or ""), what="Fashion-MNIST IDX")
+    files = [resolve(folder, n) for pair in FILES.values() for n in pair]
+
+    def build():
+        Xtr, ytr = _read_split(folder, "train")
+        Xte, yte = _read_split(folder, "test")
+        if Xte.shape[1] != Xtr.shape[1]:
+            raise DrocliError(f"test images have {Xte.shape[1]} pixels, train {Xtr.shape[1]}",
+                              file=str(files[2]), fix="use the files of one release")
+        return {"X_train": Xtr, "y_train": ytr, "X_test": Xte, "y_test": yte}
+
+    raw = cached_arrays(NAME, files, build, tag="idx")
+    d = raw["X_train"].shape[1]
+    if params.get("standardize", True):
+        mean, std = _pixel_stats(raw["X_train"])
+        std = std if std > 0 else 1.0
+    else:
+        mean, std = 0.0, 1.0
+    scale = np.full(d, 1.0 / (255.0 * std))
+    shift = np.full(d, -mean / std)
+    bias = bool(params.get("bias", False))
+    rng_tr, rng_te = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+
+    y_all = np.asarray(raw["y_train"], dtype=np.int64)
+    rows = per_class_subsample(y_all, n_tr, N_CLASSES, rng_tr)
+    X_tr = affine_features(raw["X_train"], scale, shift, bias,
+                           None if rows.size == y_all.size else rows)
+    y_tr = y_all[rows]
+    info = {"path": str(folder), "files": [str(f) for f in files], "classes": list(CLASSES),
+            "pixel_mean": mean, "pixel_std": std, "standardize": bool(params.get("standardize",
+                                                                                   True)),
+            "bias": bias, "n_train_per_class": np.bincount(y_tr, minlength=N_CLASSES).tolist()}
+    if n_te == 0:
+        return GroupedData(NAME, X_tr, y_tr, y_tr.copy(), n_classes=N_CLASSES, info=info)
+    yt_all = np.asarray(raw["y_test"], dtype=np.int64)
+    rows_t = per_class_subsample(yt_all, n_te, N_CLASSES, rng_te)
+    X_te = affine_features(raw["X_test"], scale, shift, bias,
+                           None if rows_t.size == yt_all.size else rows_t)
+    y_te = yt_all[rows_t]
+    info["n_test_per_class"] = np.bincount(y_te, minlength=N_CLASSES).tolist()
+    return GroupedData(NAME, X_tr, y_tr, y_tr.copy(), X_te, y_te, y_te.copy(),
+                       n_classes=N_CLASSES, info=info)
