@@ -1,0 +1,154 @@
+"""Seed aggregation, claim kinds and reference comparison on records whose truth is known
+by construction (analytic curves), plus the figures drawn from them."""
+
+import math
+
+import matplotlib.image as mpimg
+import numpy as np
+import pandas as pd
+import pytest
+
+from drocli.aggregate import aggregate, interpolate
+from drocli.claims import ClaimSpec, compare_reference, evaluate_claims, format_result
+from drocli.errors import DrocliError
+from drocli.plotting import FigureSpec, plot_figures
+
+
+def records(curves: dict, metric="m", time_per_x=1e-6) -> pd.DataFrame:
+    """curves: label -> {seed: (x array, y array)} -> tidy records."""
+    rows = []
+    for label, seeds in curves.items():
+        for seed, (x, y) in seeds.items():
+            cell = f"{label}-{seed}"
+            for step, (xi, yi) in enumerate(zip(x, y, strict=True)):
+                rows.append(dict(experiment="t", cell=cell, solver=label.lower(), label=label,
+                                 dataset="d", seed=seed, step=step, oracle_calls=float(xi),
+                                 time_s=float(xi) * time_per_x, metric=metric,
+                                 value=float(yi)))
+    return pd.DataFrame(rows)
+
+
+X = np.linspace(0, 100, 11)
+
+
+def expcurve(a, b, c, x=X):
+    return x, a * np.exp(-b * x) + c
+
+
+def test_interpolate_linear_and_nan_outside():
+    x = np.array([0.0, 10.0, 20.0])
+    y = np.array([1.0, 3.0, 2.0])
+    out = interpolate(x, y, np.array([-1.0, 0.0, 5.0, 15.0, 20.0, 25.0]))
+    np.testing.assert_allclose(out[1:5], [1.0, 2.0, 2.5, 2.0])
+    assert math.isnan(out[0]) and math.isnan(out[5])
+
+
+def test_mean_and_std_of_linear_seeds_on_mismatched_grids():
+    # seed 0: y = x on 0..100 step 10; seed 1: y = 2x + 1 on 5..95 step 15
+    x0 = np.arange(0, 101, 10.0)
+    x1 = np.arange(5, 96, 15.0)
+    df = records({"A": {0: (x0, x0), 1: (x1, 2 * x1 + 1)}})
+    agg = aggregate(df[df.label == "A"], band="std")
+    assert agg.grid[0] == 5 and agg.grid[-1] == 95  # largest start, smallest end
+    g = agg.grid
+    np.testing.assert_allclose(agg.center, (g + 2 * g + 1) / 2)
+    sd = np.abs(g - (2 * g + 1)) / math.sqrt(2)  # sample std of two values
+    np.testing.assert_allclose(agg.hi - agg.center, sd)
+    np.testing.assert_allclose(agg.center - agg.lo, sd)
+
+
+def test_final_below_per_seed_and_means():
+    df = records({"A": {s: expcurve(1, 0.05, 0.1 + 0.01 * s) for s in range(3)},
+                  "B": {s: expcurve(1, 0.05, 0.12 + 0.01 * s) for s in range(3)},
+                  "C": {0: expcurve(1, 0.05, 0.05), 1: expcurve(1, 0.05, 0.2),
+                        2: expcurve(1, 0.05, 0.2)}})
+    base = dict(text="t", kind="final_below", metric="m", solver="A")
+    res = evaluate_claims(df, [
+        ClaimSpec(id="ab", others=["B"], per_seed=True, **base),
+        ClaimSpec(id="ac_seed", others=["C"], per_seed=True, **base),
+        ClaimSpec(id="ac_mean", others=["C"], per_seed=False, **base),
+        ClaimSpec(id="ab_margin", others=["B"], margin=0.05, **base),
+        ClaimSpec(id="nr", others=["C"], per_seed=True, reproduced=False, **base),
+        ClaimSpec(id="prof", others=["B"], profiles=["paper"], **base),
+    ], profile="smoke")
+    status = {r.id: r.status for r in res}
+    assert status == {"ab": "holds", "ac_seed": "fails", "ac_mean": "holds",
+                      "ab_margin": "fails", "nr": "not_reproduced", "prof": "skipped"}
+    assert "0.11" in format_result(res[0]) and "HOLDS" in format_result(res[0])
+
+
+def test_reach_first_level_and_never_reaching():
+    # A reaches 0.5 at x = ln 2 / 0.1 = 6.93; B at ln 2 / 0.05 = 13.9; C never (floor 0.6)
+    xs = np.linspace(0, 100, 1001)
+    df = records({"A": {0: expcurve(1, 0.1, 0, xs)}, "B": {0: expcurve(1, 0.05, 0, xs)},
+                  "C": {0: expcurve(0.4, 0.05, 0.6, xs)}})
+    base = dict(text="t", kind="reach_first", metric="m", level=0.5)
+    r = evaluate_claims(df, [ClaimSpec(id="a", solver="A", others=["B", "C"], **base),
+                             ClaimSpec(id="b", solver="B", others=["A"], **base)], "paper")
+    assert [x.status for x in r] == ["holds", "fails"]
+    assert r[0].values["A"] == pytest.approx(math.log(2) / 0.1, abs=0.1)
+    assert r[0].values["B"] == pytest.approx(math.log(2) / 0.05, abs=0.1)
+    assert math.isinf(r[0].values["C"])
+
+
+def test_smoother_and_wall_time():
+    rng = np.random.default_rng(0)
+    x, y = expcurve(1, 0.05, 0.1)
+    noisy = y + 0.05 * rng.standard_normal(len(y))
+    df = records({"S": {0: (x, y)}, "N": {0: (x, noisy)}})
+    r = evaluate_claims(df, [ClaimSpec(id="s", text="t", kind="smoother", metric="m",
+                                       solver="S", others=["N"])], "paper")
+    assert r[0].status == "holds"
+    fast = records({"F": {0: (x, y)}}, time_per_x=1e-3)
+    slow = records({"W": {0: (x, y)}}, time_per_x=3e-3)
+    r = evaluate_claims(pd.concat([fast, slow]), [
+        ClaimSpec(id="w", text="t", kind="wall_time_below", solver="F", others=["W"]),
+        ClaimSpec(id="w2", text="t", kind="wall_time_below", solver="F", others=["W"],
+                  factor=0.2)], "paper")
+    assert [x.status for x in r] == ["holds", "fails"]
+
+
+def test_diverged_seed_loses_and_missing_label_skips():
+    x, y = expcurve(1, 0.05, 0.1)
+    bad = y.copy()
+    bad[5:] = np.nan
+    df = records({"A": {0: (x, y)}, "B": {0: (x, bad)}})
+    r = evaluate_claims(df, [
+        ClaimSpec(id="a", text="t", kind="final_below", metric="m", solver="A", others=["B"]),
+        ClaimSpec(id="b", text="t", kind="final_below", metric="m", solver="B", others=["A"]),
+        ClaimSpec(id="z", text="t", kind="final_below", metric="m", solver="A", others=["Z"]),
+    ], "paper")
+    assert [x.status for x in r] == ["holds", "fails", "skipped"]
+    with pytest.raises(DrocliError):
+        evaluate_claims(df, [ClaimSpec(id="q", text="t", kind="final_below", metric="nope",
+                                       solver="A", others=["B"])], "paper")
+
+
+def test_compare_reference_reports_changed_and_missing():
+    df = records({"A": {0: expcurve(1, 0.05, 0.1), 1: expcurve(1, 0.05, 0.2)}})
+    assert compare_reference(df, df.copy()) == []
+    changed = df.copy()
+    changed.loc[changed.index[-1], "value"] *= 1.01
+    lines = compare_reference(changed, df, rtol=1e-4)
+    assert len(lines) == 1 and "A" in lines[0]
+    assert compare_reference(changed, df, rtol=0.1) == []
+    fewer = df[df.seed == 0]
+    assert len(compare_reference(fewer, df)) == 1
+
+
+def test_plot_writes_readable_figure(tmp_path):
+    df = pd.concat([records({"A": {s: expcurve(1, 0.05, 0.1 + 0.01 * s) for s in range(3)},
+                             "B": {s: expcurve(1, 0.03, 0.15) for s in range(3)}}, metric=m)
+                    for m in ("train", "test")])
+    fig = FigureSpec.model_validate({
+        "name": "f", "title": "T (reconstructed settings)", "caption": "caption text",
+        "layout": [1, 2], "legend": ["B", "A"],
+        "panels": [{"metric": "train", "title": "train"}, {"metric": "test", "title": "test"}]})
+    paths = plot_figures(df, [fig], tmp_path, fmt="png")
+    img = mpimg.imread(paths[0])
+    assert img.shape[0] > 300 and img.shape[1] > 600
+    assert plot_figures(df, [fig], tmp_path, fmt="svg")[0].read_text().count("<svg") == 1
+    bad = FigureSpec.model_validate({"name": "g", "panels": [{"metric": "nope"}]})
+    with pytest.raises(DrocliError) as ei:
+        plot_figures(df, [bad], tmp_path)
+    assert "nope" in str(ei.value) and "train" in str(ei.value)
