@@ -12,6 +12,9 @@ import pytest
 FAMILY_FIXTURES = {
     "gdro": ("gdro_synthetic", {"groups": 3, "dim": 6, "n_train": 40, "n_test": 40},
              "gdro", {"loss": "logistic", "radius": 10.0}),
+    "mero": ("gdro_synthetic", {"groups": 3, "dim": 5, "n_train": 40, "n_test": 40,
+                                "label_noise": [0.05, 0.15, 0.25]},
+             "mero", {"loss": "logistic", "radius": 10.0}),
 }
 
 TINY_SPEC = textwrap.dedent("""\

@@ -85,7 +85,7 @@ def find_files(source: str, candidates: list[Path | str], names: list[str], *, p
     partial: list[str] = []
     archives: list[Path] = []
     for root in roots:
-        for folder in [root] + [root / s for s in subdirs]:
+        for folder in [root] + [root / s for s in subdirs if s != root.name]:
             if folder in searched:
                 continue
             searched.append(folder)
@@ -120,7 +120,8 @@ def _stamp(files: Iterable[Path]) -> tuple[str, str]:
     where, when = hashlib.sha256(), hashlib.sha256()
     for f in files:
         st = os.stat(f)
-        where.update(str(Path(f).resolve()).encode() + b"\0")
+        name = str(Path(f).resolve())  # a file swapped for its .gz replaces the entry
+        where.update(name.removesuffix(".gz").encode() + b"\0")
         when.update(f"{st.st_mtime_ns}:{st.st_size};".encode())
     return where.hexdigest()[:16], when.hexdigest()[:16]
 

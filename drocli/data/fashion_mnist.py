@@ -17,8 +17,14 @@ import numpy as np
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.data.cache import (affine_features, cached_arrays, count_param, find_files,
-                               per_class_subsample, resolve)
+from drocli.data.cache import (
+    affine_features,
+    cached_arrays,
+    count_param,
+    find_files,
+    per_class_subsample,
+    resolve,
+)
 from drocli.data.idx import read_idx
 from drocli.errors import DrocliError
 

@@ -63,24 +63,44 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     schedule = check_choice(params, "schedule", SCHEDULES)
     eval_point = check_choice(params, "eval_point", EVAL_POINTS)
     gamma_w, gamma_q = effective_steps(params, problem)
-    m = problem.m
-    K = int(params.get("K") or 0) or max(1, int(round(problem.N / m)))  # K = n_bar
+    K = int(params.get("K") or 0) or max(1, int(round(problem.N / problem.m)))  # K = n_bar
     alpha = float(params.get("alpha") or 0.0) or 1.0 / K
+    st = run_aleg(problem, rng, monitor, gamma_w=gamma_w, gamma_q=gamma_q, schedule=schedule,
+                  K=K, alpha=alpha, eval_point=eval_point)
+    return st.point(eval_point)
+
+
+def run_aleg(problem, rng: np.random.Generator, monitor=None, *, gamma_w: float,
+             gamma_q: float, schedule: str, K: int, alpha: float, eval_point: str = "output",
+             epochs: int | None = None) -> VRState:
+    """The epoch loop of Algorithm 1 on `problem` (any GDROProblem-like object, e.g. the
+    shifted MERO problem (24) or a one-group view with m = 1); returns the final VRState.
+
+    With a monitor: runs until the monitor says stop, calling it at the start, after every
+    snapshot and after every compiled chunk (chunks end at the monitor's checkpoints).
+    Without (monitor=None): runs exactly `epochs` epochs, no monitor calls (ALEM stage 1).
+    The random draws (one (K, m) block of group rows per epoch) do not depend on the monitor.
+    """
+    m = problem.m
     st = VRState(problem)
     grps = np.ascontiguousarray(np.tile(np.arange(m, dtype=np.int64), (K, 1)))
     ones = np.ones(m)
-    keep = monitor(*st.point(eval_point))
+    keep = monitor(*st.point(eval_point)) if monitor is not None else True
     s = 0
-    while keep:
+    while keep and (epochs is None or s < epochs):
         h = schedule_factor(schedule, s)
         st.take_snapshot()                                  # (14)-(16), cost N
-        keep = monitor(*st.point(eval_point))
+        if monitor is not None:
+            keep = monitor(*st.point(eval_point))
         rows = group_rows(problem, rng, K)                  # (18), drawn per epoch
         k = 0
         while keep and k < K:
-            n = min(K - k, monitor.steps_until_due(2 * m))
+            n = K - k
+            if monitor is not None:
+                n = min(n, monitor.steps_until_due(2 * m))
             st.run(rows[k:k + n], grps[k:k + n], ones, alpha, gamma_w * h, gamma_q * h, h)
             k += n
-            keep = monitor(*st.point(eval_point))
+            if monitor is not None:
+                keep = monitor(*st.point(eval_point))
         s += 1
-    return st.point(eval_point)
+    return st

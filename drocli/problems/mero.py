@@ -1,0 +1,262 @@
+"""Empirical minimax excess risk optimization, MERO (Yu et al. 2024, eq. (4)-(5)):
+
+    min_{||W|| <= R} max_i  R_i(W) - R_i^*,    R_i^* = min_{||W|| <= R} R_i(W).
+
+`MEROProblem` is a `GDROProblem` (same data layout and counted oracles) that also holds the
+ground-truth minimal risks (spec 000 §4.1), computed once by the ERM oracle of
+`drocli.ops.erm` (FISTA, uncounted) and cached on disk:
+- `rstar_train` (m,): ERM on each group's training rows;
+- `rstar_test` (m,): ERM on each group's TEST rows (param test_rstar: "test", [DEFAULT] spec
+  §4.1), or the train values (test_rstar: "train").
+`evaluate` adds max_excess_risk_train, avg_excess_risk_train and max_excess_risk_test to the
+GDRO metrics (uncounted, like every metric).
+
+The approximate problem (24) R_i(W) - Rhat_i^*: while `problem.shift` is set (use the
+`shifted(rhat)` context), the counted `full_oracle` returns R_i(W) - shift_i. Per-sample
+losses and all gradients are unchanged, so the ALEG machinery runs on (24) as is: the
+stochastic correction l(w_h; xi) - l(w_s; xi) is shift-free (spec §2.8).
+
+Cache: `<data folder>/cache/rstar/<key>.npz` (`drocli.data.cache.cache_dir("rstar")`;
+`$DROCLI_DATA`, default the platformdirs user cache folder), key = sha256 of the split's
+shapes, a strided subsample of its rows, its labels, group offsets and the ERM parameters.
+Written atomically; a cache that cannot be read or written is skipped; DROCLI_NO_CACHE=1
+disables it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from drocli import registry
+from drocli.data.base import GroupedData
+from drocli.errors import DrocliError
+from drocli.ops.erm import erm_groups
+from drocli.problems.gdro import GDROProblem
+
+TEST_RSTAR = ("test", "train")
+CACHE_SUB = "rstar"
+CACHE_VERSION = "rstar-v1"
+HASH_ROWS = 512           # rows of X hashed (evenly strided, plus the last one)
+RESULT_KEYS = ("rstar", "reached", "grad_map_norm", "iterations", "lipschitz")
+
+
+# ---- cache ------------------------------------------------------------------------------------
+def _cache_root() -> Path | None:
+    if os.environ.get("DROCLI_NO_CACHE", "").strip() not in ("", "0"):
+        return None
+    try:
+        from drocli.data.cache import cache_dir
+    except ImportError:
+        cache_dir = None
+    try:
+        if cache_dir is not None:
+            return cache_dir(CACHE_SUB)
+        import platformdirs
+
+        root = Path(os.environ.get("DROCLI_DATA") or platformdirs.user_cache_dir("drocli"))
+        path = root / CACHE_SUB
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    except OSError:
+        return None
+
+
+def split_key(X: np.ndarray, y: np.ndarray, offsets: np.ndarray, loss: str, k: int,
+              radius: float, tol: float, max_iter: int) -> str:
+    """Hash of a split and the ERM parameters: shapes, dtypes, HASH_ROWS strided rows of X,
+    all labels and group offsets (cheap: about 2 MB hashed at N = 125k, d = 1024)."""
+    h = hashlib.sha256()
+    h.update(repr((CACHE_VERSION, X.shape, str(X.dtype), y.shape, loss, int(k),
+                   float(radius), float(tol), int(max_iter))).encode())
+    n = X.shape[0]
+    if n:
+        rows = np.unique(np.concatenate([np.linspace(0, n - 1, min(n, HASH_ROWS)).astype(np.int64),
+                                         [n - 1]]))
+        h.update(np.ascontiguousarray(X[rows]).tobytes())
+    h.update(np.ascontiguousarray(y, dtype=np.float64).tobytes())
+    h.update(np.ascontiguousarray(offsets, dtype=np.int64).tobytes())
+    return h.hexdigest()[:32]
+
+
+def _load(path: Path, m: int) -> dict | None:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            out = {key: np.array(z[key]) for key in RESULT_KEYS}
+    except (OSError, ValueError, KeyError):
+        return None
+    if any(v.shape != (m,) for v in out.values()):
+        return None
+    return out
+
+
+def _save(path: Path, res: dict) -> None:
+    buf = io.BytesIO()
+    np.savez(buf, **{key: res[key] for key in RESULT_KEYS})
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(buf.getvalue())
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def cached_erm(X, y, offsets, loss: str, k: int, radius: float, tol: float,
+               max_iter: int) -> dict:
+    """`erm_groups` of one split, memoised on disk (see the module docstring)."""
+    m = len(offsets) - 1
+    root = _cache_root()
+    path = None
+    if root is not None:
+        path = root / (split_key(X, y, offsets, loss, k, radius, tol, max_iter) + ".npz")
+        if path.is_file():
+            hit = _load(path, m)
+            if hit is not None:
+                return hit
+    res = erm_groups(X, y, offsets, loss, k, radius, tol, max_iter)
+    if path is not None:
+        _save(path, res)
+    return res
+
+
+# ---- problem ----------------------------------------------------------------------------------
+class MEROProblem(GDROProblem):
+    """Empirical MERO on grouped data; see the module docstring.
+
+    Extra attributes: rstar_train (m,), rstar_test (m,) or None without a test split,
+    erm_train / erm_test (dicts of the ERM oracle's per-group diagnostics: rstar, reached,
+    grad_map_norm, iterations, lipschitz), lhat_train (m,) = the groups' L-hat (a data
+    constant the ERMEG baseline uses for its step), shift (m,) = zeros.
+    """
+
+    def __init__(self, data: GroupedData, loss: str = "logistic", radius: float = 10.0,
+                 test_rstar: str = "test", erm_tol: float = 1e-7, erm_max_iter: int = 5000):
+        super().__init__(data, loss=loss, radius=radius)
+        self.test_rstar = test_rstar
+        self.erm_tol = float(erm_tol)
+        self.erm_max_iter = int(erm_max_iter)
+        self.erm_train = cached_erm(self.X, self.y, self.offsets, self.loss, self.k,
+                                    self.radius, self.erm_tol, self.erm_max_iter)
+        self.rstar_train = self.erm_train["rstar"].copy()
+        self.lhat_train = self.erm_train["lipschitz"].copy()
+        self.erm_test = None
+        self.rstar_test = None
+        if self.X_test is not None:
+            if test_rstar == "test":
+                self.erm_test = cached_erm(self.X_test, self.y_test, self.offsets_test,
+                                           self.loss, self.k, self.radius, self.erm_tol,
+                                           self.erm_max_iter)
+                self.rstar_test = self.erm_test["rstar"].copy()
+            else:
+                self.rstar_test = self.rstar_train.copy()
+        self.shift = np.zeros(self.m)
+        self.info["erm_reached_train"] = bool(np.all(self.erm_train["reached"]))
+
+    # ---- approximate problem (24) -------------------------------------------------------------
+    def full_oracle(self, w, weights, return_samples: bool = False):
+        """GDRO's counted full pass (cost N); the returned group risks are R_i(w) - shift_i."""
+        out = super().full_oracle(w, weights, return_samples=return_samples)
+        if not np.any(self.shift):
+            return out
+        return (out[0] - self.shift,) + tuple(out[1:])
+
+    @contextlib.contextmanager
+    def shifted(self, shift):
+        """Within the block, full_oracle returns R_i - shift_i (problem (24)); restored after."""
+        shift = np.asarray(shift, dtype=np.float64)
+        if shift.shape != (self.m,):
+            raise ValueError(f"shift has shape {shift.shape}, expected ({self.m},)")
+        old = self.shift
+        self.shift = shift.copy()
+        try:
+            yield self
+        finally:
+            self.shift = old
+
+    # ---- metrics (not counted) ----------------------------------------------------------------
+    def evaluate(self, w, q=None) -> dict:
+        """GDRO's metrics plus max/avg excess risk on train and max excess risk on test
+        (R_i(w) - R_i^*, with the train or test R_i^* as set by test_rstar)."""
+        W = self._as2d(w)
+        R = self.risks(W, "train")
+        ex = R - self.rstar_train
+        out = {"max_risk_train": float(R.max()), "avg_risk_train": float(R.mean()),
+               "worst_group_train": float(np.argmax(R)),
+               "max_excess_risk_train": float(ex.max()),
+               "avg_excess_risk_train": float(ex.mean()),
+               "worst_excess_group_train": float(np.argmax(ex))}
+        if q is not None:
+            out["weighted_risk_train"] = float(np.dot(np.asarray(q, dtype=np.float64), R))
+        if self.X_test is not None:
+            Rt = self.risks(W, "test")
+            out["max_risk_test"] = float(np.nanmax(Rt))
+            out["avg_risk_test"] = float(np.nanmean(Rt))
+            out["max_excess_risk_test"] = float(np.nanmax(Rt - self.rstar_test))
+        return out
+
+
+def group_view(problem: GDROProblem, i: int) -> GDROProblem:
+    """Group i alone as a one-group GDROProblem (m = 1) sharing the parent's rows (no copy)
+    and its oracle COUNTER, so solvers can run GDRO machinery on R_i (ALEM stage 1, TSA stage
+    1) and every evaluation is counted on the parent. The view has no shift and no test split.
+    """
+    lo, hi = int(problem.offsets[i]), int(problem.offsets[i + 1])
+    v = GDROProblem.__new__(GDROProblem)
+    v.loss, v.loss_id, v.radius, v.k = problem.loss, problem.loss_id, problem.radius, problem.k
+    v.name = f"{problem.name}[group {i}]"
+    v.X = problem.X[lo:hi]
+    v.y = problem.y[lo:hi]
+    v.g = np.zeros(hi - lo, dtype=np.int64)
+    v.offsets = np.array([0, hi - lo], dtype=np.int64)
+    v.m = 1
+    v.n_i = np.diff(v.offsets)
+    v.N = hi - lo
+    v.d = problem.d
+    v.nbar = float(hi - lo)
+    v.X_test = v.y_test = v.offsets_test = None
+    v.counter = problem.counter
+    v.info = {}
+    return v
+
+
+@registry.problem(
+    "mero",
+    params={"loss": "logistic", "radius": 10.0, "test_rstar": "test", "erm_tol": 1e-7,
+            "erm_max_iter": 5000},
+    family="mero",
+    description="empirical MERO min_W max_i R_i(W) - R_i^*, linear model, l2/Frobenius ball; "
+                "R_i^* from a cached FISTA ERM oracle (Yu et al. 2024 eq. (4))",
+)
+def make(data: GroupedData, params: dict) -> MEROProblem:
+    """Build the empirical MERO problem; computes (or loads) the ground-truth R_i^*."""
+    radius = float(params.get("radius", 10.0))
+    if not radius > 0:
+        raise DrocliError(f"radius must be > 0, got {radius}", key="problem.params.radius",
+                          fix="e.g. radius: 10.0")
+    test_rstar = params.get("test_rstar", "test")
+    if test_rstar not in TEST_RSTAR:
+        raise DrocliError(f"test_rstar must be one of {', '.join(TEST_RSTAR)}, got "
+                          f"{test_rstar!r}", key="problem.params.test_rstar",
+                          fix="test: ERM on each group's test split; train: the train R_i^*")
+    tol = float(params.get("erm_tol", 1e-7))
+    max_iter = params.get("erm_max_iter", 5000)
+    if not (tol >= 0 and math.isfinite(tol)):
+        raise DrocliError(f"erm_tol must be >= 0, got {tol}", key="problem.params.erm_tol",
+                          fix="e.g. erm_tol: 1.0e-7")
+    if int(max_iter) != max_iter or max_iter < 1:
+        raise DrocliError(f"erm_max_iter must be an integer >= 1, got {max_iter}",
+                          key="problem.params.erm_max_iter", fix="e.g. erm_max_iter: 5000")
+    return MEROProblem(data, loss=params.get("loss", "logistic"), radius=radius,
+                       test_rstar=test_rstar, erm_tol=tol, erm_max_iter=int(max_iter))

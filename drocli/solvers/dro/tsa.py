@@ -1,0 +1,184 @@
+"""TSA: the two-stage stochastic approximation of Zhang, Bai, Tu, Yang & Hu (ICML 2024),
+"Efficient Stochastic Approximation of Minimax Excess Risk Optimization", Algorithm 2, as
+the empirical-MERO baseline of Yu et al. 2024 (spec 000 §3.5). Reconstruction ([RECON]: the
+update rule follows that paper's biased-gradient idea; the step sizes are not given):
+
+  Stage 1, for each group i (budget b_i = stage1_epochs * n_i):
+      projected SGD on R_i from 0 with uniform samples of group i, constant step gamma_1,
+      T_1 = b_i steps (b_i - n_i with shift "full"); wbar_i = average of the iterates
+      [shift "full": Rhat_i^* = R_i(wbar_i), one counted pass]
+  Stage 2: group-sampling SMD (spec §3.1) with a biased excess-risk estimate on q:
+      one uniform sample xi_{t,i} per group;  g_w = sum_i q_{t,i} grad l(w_t; xi_{t,i})
+      r_i = l(w_t; xi_{t,i}) - l(wbar_i; xi_{t,i})   (shift "sample": the same sample;
+                                                       cost m gradients + m losses)
+          = l(w_t; xi_{t,i}) - Rhat_i^*              (shift "full"; cost m)
+      w_{t+1} = Proj(w_t - gamma_w g_w);  log q_{t+1} = normalize(log q_t + gamma_q r)
+  output: the running averages of (w_t, q_t).
+
+Both stages run in compiled loops (stage 1 is `kernels.smd_chunk` on a one-group view, whose
+q-block is trivial); the monitor is first called after stage 1 (spec pitfall 13).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from drocli import registry
+from drocli.errors import DrocliError
+from drocli.ops import kernels
+from drocli.ops.kernels import (
+    axpy_row,
+    log_normalize_probs,
+    loss_dscore,
+    project_ball_flat,
+    scores_row,
+)
+from drocli.ops.mirror_prox import EVAL_POINTS, check_choice, effective_steps, group_rows
+from drocli.ops.simplex import uniform_log
+from drocli.problems.mero import group_view
+from drocli.solvers.dro.alem import stage1_budgets
+
+SHIFTS = ("sample", "full")
+BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of checkpoints)
+
+
+@numba.njit(cache=True)
+def tsa_chunk(X, y, loss_id, k, rows, w, lq, wbars, shift, use_sample, gamma_w, gamma_q,
+              radius, out_w, out_q, sums, counter, g, q, r, s, ds):
+    """Run rows.shape[0] TSA stage-2 rounds in place (spec 000 §3.5).
+
+    rows (n, m): one global row per group per round. wbars (m, D): stage-1 points (flat);
+    shift (m,): Rhat_i^*. use_sample: r_i = l(w_t; row_i) - l(wbar_i; row_i) (counted 2m),
+    else r_i = l(w_t; row_i) - shift_i (counted m). Output: uniform average of the points
+    (w_t, q_t) at which the gradients are taken; q is kept equal to exp(lq).
+    """
+    n = rows.shape[0]
+    m = lq.shape[0]
+    D = w.shape[0]
+    for t in range(n):
+        for j in range(D):
+            out_w[j] += w[j]
+            g[j] = 0.0
+        for i in range(m):
+            out_q[i] += q[i]
+        sums[0] += 1.0
+        for i in range(m):
+            row = rows[t, i]
+            scores_row(X, row, w, k, s)
+            r[i] = loss_dscore(s, y[row], loss_id, ds)
+            for c in range(k):
+                ds[c] *= q[i]
+            axpy_row(X, row, ds, k, g)
+            if use_sample:
+                scores_row(X, row, wbars[i], k, s)
+                r[i] -= loss_dscore(s, y[row], loss_id, ds)
+            else:
+                r[i] -= shift[i]
+        counter[0] += 2 * m if use_sample else m
+        for j in range(D):
+            w[j] -= gamma_w * g[j]
+        project_ball_flat(w, radius)
+        for i in range(m):
+            lq[i] += gamma_q * r[i]
+        log_normalize_probs(lq, q)
+
+
+def sgd_average(view, rng, steps: int, gamma: float) -> np.ndarray:
+    """Projected SGD with uniform samples on a one-group view, `steps` counted steps from 0;
+    returns the average of the iterates w_0..w_{T-1} (flat)."""
+    D = view.d * view.k
+    w = np.zeros(D)
+    lq = uniform_log(1)
+    out_w = np.zeros(D)
+    out_q = np.zeros(1)
+    sums = np.zeros(1)
+    q = np.ones(1)
+    g = np.zeros(D)
+    r = np.zeros(1)
+    s = np.zeros(view.k)
+    ds = np.zeros(view.k)
+    done = 0
+    while done < steps:
+        n = min(BLOCK * 16, steps - done)
+        rows = group_rows(view, rng, n)
+        kernels.smd_chunk(view.X, view.y, view.loss_id, view.k, rows, np.ones(n), w, lq,
+                          gamma, 0.0, view.radius, out_w, out_q, sums, view.counter, g, q, r,
+                          s, ds)
+        done += n
+    return out_w / sums[0] if sums[0] > 0 else w
+
+
+@registry.solver(
+    "tsa",
+    params={
+        "gamma_w": 0.003,        # [DEFAULT] spec §3.5/§4.1: stage-2 SMD w-step (MERO sweep)
+        "gamma_q": 0.1,          # [DEFAULT] spec §3.5/§4.1: stage-2 SMD q-step (MERO sweep)
+        "gamma_1": 0.003,        # [DEFAULT] spec §3.5/§4.1: stage-1 SGD step (MERO sweep)
+        "stage1_epochs": 10.0,   # [DEFAULT] spec §4.4: stage-1 budget 10 N, split by n_i
+        "shift": "sample",       # [DEFAULT] spec §3.5: l(wbar_i; xi) on the same sample
+        "eta": 0.0,              # > 0: coupled geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
+        "eval_point": "output",  # [DEFAULT] spec §4.1: running average
+    },
+    family="mero",
+    description="TSA (Zhang et al. 2024, reconstruction): per-group SGD, then SMD with a "
+                "biased excess-risk estimate on q",
+)
+def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
+    """TSA (Zhang et al. ICML 2024, Algorithm 2; reconstruction of spec 000 §3.5); returns
+    (W, q)."""
+    shift_mode = check_choice(params, "shift", SHIFTS)
+    eval_point = check_choice(params, "eval_point", EVAL_POINTS)
+    gamma_w, gamma_q = effective_steps(params, problem)
+    gamma_1 = float(params["gamma_1"])
+    if not gamma_1 > 0:
+        raise DrocliError(f"gamma_1 must be > 0, got {gamma_1}", key="params.gamma_1",
+                          fix="e.g. gamma_1: 0.003")
+    d, k = problem.shape
+    m = problem.m
+    D = d * k
+    use_sample = shift_mode == "sample"
+
+    # ---- stage 1: averaged projected SGD per group ------------------------------------------
+    budgets = stage1_budgets(problem, monitor, params["stage1_epochs"])
+    wbars = np.zeros((m, D))
+    rhat = np.zeros(m)
+    for i in range(m):
+        view = group_view(problem, i)
+        steps = int(budgets[i]) - (0 if use_sample else view.N)
+        wbars[i] = sgd_average(view, rng, max(1, steps), gamma_1)
+        if not use_sample:
+            rhat[i] = view.full_oracle(wbars[i].reshape(d, k), np.zeros(1))[0][0]  # n_i
+
+    # ---- stage 2: SMD with the biased excess-risk estimate ----------------------------------
+    w = np.zeros(D)
+    lq = uniform_log(m)
+    q = np.exp(lq)
+    out_w = np.zeros(D)
+    out_q = np.zeros(m)
+    sums = np.zeros(1)
+    g = np.zeros(D)
+    r = np.zeros(m)
+    s = np.zeros(k)
+    ds = np.zeros(k)
+    cost = 2 * m if use_sample else m
+
+    def point():
+        if eval_point == "last" or sums[0] <= 0:
+            return w.reshape(d, k).copy(), np.exp(lq)
+        return (out_w / sums[0]).reshape(d, k), out_q / sums[0]
+
+    keep = monitor(*point())
+    rows = group_rows(problem, rng, BLOCK)
+    pos = 0
+    while keep:
+        if pos == BLOCK:
+            rows = group_rows(problem, rng, BLOCK)
+            pos = 0
+        n = min(BLOCK - pos, monitor.steps_until_due(cost))
+        tsa_chunk(problem.X, problem.y, problem.loss_id, k, rows[pos:pos + n], w, lq, wbars,
+                  rhat, use_sample, gamma_w, gamma_q, problem.radius, out_w, out_q, sums,
+                  problem.counter, g, q, r, s, ds)
+        pos += n
+        keep = monitor(*point())
+    return point()
