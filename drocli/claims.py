@@ -430,7 +430,7 @@ def reach_first(claim: ClaimSpec, data):
         finals = []
         for label in claim.labels:
             fv = final_values(data[label], what=f"claims[{claim.id}] ({label})")
-            finals.append(float(fv["value"].mean()))
+            finals.append(float(fv["value"].mean(skipna=False)))
         finals = [f for f in finals if math.isfinite(f)]
         if not math.isfinite(start) or not finals:
             raise SkipClaim(f"cannot derive the level: start of {claim.solver} is {start:g}, "

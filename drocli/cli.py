@@ -77,8 +77,13 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
             click.echo(f"{c.id}  {done:4}  {c.label:<16} seed={c.seed}  {c.dataset}")
         return
     log = (lambda *a, **k: None) if quiet else (lambda m: click.echo(m, err=True))
-    summary = runner.run(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
-                         force=force, quiet=quiet, log=log)
+    try:
+        summary = runner.run(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
+                             force=force, quiet=quiet, log=log)
+    except DrocliError as e:
+        if e.file:
+            raise
+        raise DrocliError(e.detail, file=str(spec_file), key=e.key, fix=e.fix) from None
     for st in summary.failed:
         click.echo(f"drocli: cell {st['cell']} ({st['label']}, seed {st['seed']}) failed: "
                    f"{st.get('error')}", err=True)

@@ -10,6 +10,7 @@ caption is small text under the axes. Files are written atomically (temp + os.re
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import textwrap
@@ -23,6 +24,7 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
@@ -187,9 +189,8 @@ def _label_order(rows: pd.DataFrame, spec: FigureSpec) -> list[str]:
     if spec.legend is None:
         return present
     missing = [lab for lab in spec.legend if lab not in present]
-    if missing:
-        hint = "; ".join(f"{m!r}: {did_you_mean(m, present)}" for m in missing) if present \
-            else "no labels"
+    if missing and present:
+        hint = "; ".join(f"{m!r}: {did_you_mean(m, present)}" for m in missing)
         warnings.warn(f"figure {spec.name!r}: legend label(s) not in the records, not "
                       f"drawn: {hint}", stacklevel=3)
     return [lab for lab in spec.legend if lab in present]
@@ -229,7 +230,9 @@ def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str 
     foot = pad + len(caption_lines) * CAPTION_FS * 1.35 / 72 + (0.06 if caption_lines else 0)
     height = ph * n_rows + head + foot
 
-    fig = Figure(figsize=(width, height))
+    height = math.ceil(height * 50) / 50      # whole pixels at 50, 100, 150, 300 dpi
+    fig = Figure(figsize=(math.ceil(width * 50) / 50, height))
+    FigureCanvasAgg(fig)
     axes = fig.subplots(n_rows, n_cols, squeeze=False, sharey=spec.sharey)
     for k, ax in enumerate(axes.flat):
         if k >= len(spec.panels):

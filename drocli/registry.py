@@ -28,6 +28,7 @@ class Entry:
     description: str = ""
     family: str | None = None
     accepts: dict = field(default_factory=dict)  # param -> extra accepted types, e.g. (list,)
+    preflight: Callable | None = None  # data sources: params -> None, raises if files missing
 
     @property
     def summary(self) -> str:
@@ -36,11 +37,13 @@ class Entry:
 
 
 def register(kind: str, name: str, *, params: dict | None = None, description: str = "",
-             family: str | None = None, accepts: dict | None = None):
+             family: str | None = None, accepts: dict | None = None,
+             preflight: Callable | None = None):
     """Decorator: register `func` under (kind, name) with its default parameters.
 
     `accepts` maps a parameter to extra types it takes besides its default's type
-    (e.g. a per-group list where the default is one float).
+    (e.g. a per-group list where the default is one float). `preflight(params)` lets a
+    data source say cheaply, before any cell runs, that its files are missing.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown registry kind {kind!r}")
@@ -49,7 +52,7 @@ def register(kind: str, name: str, *, params: dict | None = None, description: s
         if name in _REGISTRY[kind] and _REGISTRY[kind][name].func is not func:
             raise ValueError(f"{kind} {name!r} registered twice")
         _REGISTRY[kind][name] = Entry(kind, name, func, dict(params or {}), description, family,
-                                      dict(accepts or {}))
+                                      dict(accepts or {}), preflight)
         return func
 
     return deco

@@ -86,6 +86,19 @@ def _run_and_write(cell: Cell, out: str, blas_threads: int) -> dict:
     return status
 
 
+def preflight(cells) -> None:
+    """Fail before anything is written when a data source's files are missing."""
+    seen = set()
+    for c in cells:
+        key = (c.data_name, json.dumps(c.data_params, sort_keys=True, default=str))
+        if key in seen:
+            continue
+        seen.add(key)
+        entry = registry.get("data", c.data_name)
+        if entry.preflight is not None:
+            entry.preflight(dict(c.data_params))
+
+
 @dataclass
 class RunSummary:
     out: Path
@@ -147,6 +160,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         raise DrocliError("two cells have identical settings", key="solvers",
                           fix="remove the duplicated solver entry or seed")
     pending = [c for c in cells if force or not records.is_finished(out, c.id)]
+    preflight(pending)
     started = datetime.now(timezone.utc).isoformat()
     out.mkdir(parents=True, exist_ok=True)
     log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "

@@ -132,8 +132,15 @@ def _cached_stats(folder: Path, data: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return np.array(stats["mean"]), np.array(stats["std"])
 
 
+def locate(params: dict) -> Path:
+    """The folder holding the CIFAR-100 python files (DrocliError saying where to put them)."""
+    return find_files(NAME, SYSTEM_DIRS, list(FILES), path=str(params.get("path") or ""),
+                      what="CIFAR-100 python", archive=ARCHIVE, subdirs=SUBDIRS)
+
+
 @registry.data(
     NAME,
+    preflight=locate,
     params={"path": "", "n_train": 500, "n_test": 100, "standardize": True, "bias": False},
     description="CIFAR-100 python pickles (train, test), 100 groups = fine classes (500/100 "
                 "per class), softmax labels; looked up in path, $DROCLI_DATA/cifar100/",
@@ -142,8 +149,7 @@ def load(params: dict, seed: int) -> GroupedData:
     """Load, subsample per class with the seed, scale and standardise (module docstring)."""
     n_tr = count_param(params, "n_train", 500, minimum=1)
     n_te = count_param(params, "n_test", 100)
-    folder = find_files(NAME, SYSTEM_DIRS, list(FILES), path=str(params.get("path") or ""),
-                        what="CIFAR-100 python", archive=ARCHIVE, subdirs=SUBDIRS)
+    folder = locate(params)
     data, labels = _read_split(folder, "train")
     if params.get("standardize", True):  # the histograms take ~1 s at full size: cached
         mean, std = _cached_stats(folder, data)

@@ -69,8 +69,15 @@ def _pixel_stats(images: np.ndarray) -> tuple[float, float]:
     return mean, float(np.sqrt(max(var, 0.0)))
 
 
+def locate(params: dict):
+    """The folder holding the four IDX files (DrocliError saying where to put them)."""
+    return find_files(NAME, SYSTEM_DIRS, [n for pair in FILES.values() for n in pair],
+                      path=str(params.get("path") or ""), what="Fashion-MNIST IDX")
+
+
 @registry.data(
     NAME,
+    preflight=locate,
     params={"path": "", "n_train": 6000, "n_test": 1000, "standardize": True, "bias": False},
     description="Fashion-MNIST IDX files, 10 groups = classes (6000/1000 per class), softmax "
                 "labels; looked up in path, $DROCLI_DATA/fashion_mnist/, "
@@ -80,8 +87,7 @@ def load(params: dict, seed: int) -> GroupedData:
     """Load, subsample per class with the seed, scale and standardise (module docstring)."""
     n_tr = count_param(params, "n_train", 6000, minimum=1)
     n_te = count_param(params, "n_test", 1000)
-    folder = find_files(NAME, SYSTEM_DIRS, [n for pair in FILES.values() for n in pair],
-                        path=str(params.get("path") or ""), what="Fashion-MNIST IDX")
+    folder = locate(params)
     files = [resolve(folder, n) for pair in FILES.values() for n in pair]
 
     def build():

@@ -69,7 +69,8 @@ def fista(value_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], w0: np.n
     """Accelerated projected gradient on f over the ball, step 1/lipschitz.
 
         x_{k+1} = Proj(y_k - grad f(y_k) / L)
-        t_{k+1} = (1 + sqrt(1 + 4 t_k^2)) / 2,  y_{k+1} = x_{k+1} + (t_k - 1)/t_{k+1} (x_{k+1} - x_k)
+        t_{k+1} = (1 + sqrt(1 + 4 t_k^2)) / 2
+        y_{k+1} = x_{k+1} + (t_k - 1)/t_{k+1} (x_{k+1} - x_k)
     with the gradient restart (t <- 1, y <- x_{k+1} when <y_k - x_{k+1}, x_{k+1} - x_k> > 0).
     One `value_grad` call per iteration (tol = 0: exactly max_iter calls). Stops when the
     gradient-mapping norm L ||y_k - x_{k+1}|| < tol, after max_iter iterations, or when

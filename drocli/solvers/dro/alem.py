@@ -55,8 +55,8 @@ def stage1_plan(n_i: int, K_i: int, b_i: int) -> tuple[int, int]:
     "alem",
     params={
         "gamma_w": 0.01,        # [DEFAULT] spec §2.5/§4.1: stage-2 w-step (MERO sweep)
-        "gamma_q": 0.1,         # [DEFAULT] spec §2.5/§4.1: stage-2 q-step (MERO sweep)
-        "gamma_1": 0.1,         # [DEFAULT] spec §2.7/§4.1: stage-1 step of ALEG(m=1) (sweep)
+        "gamma_q": 0.0316,      # [DEFAULT] spec §2.5/§4.1: stage-2 q-step (MERO sweep)
+        "gamma_1": 0.01,        # [DEFAULT] spec §2.7/§4.1: stage-1 step of ALEG(m=1) (sweep)
         "schedule": "decay",    # [DEFAULT] spec §2.5: h_s = max(sqrt(0.05), 1/sqrt(s+1)),
                                 #   in both stages (epoch count restarts in stage 2)
         "K": 0,                 # [DEFAULT] spec §2.5: 0 -> stage-2 K = n_bar (Thm 5.3)

@@ -109,11 +109,27 @@ def sgd_average(view, rng, steps: int, gamma: float) -> np.ndarray:
     return out_w / sums[0] if sums[0] > 0 else w
 
 
+def stage1(problem, rng, budgets, gamma_1: float, use_sample: bool = True):
+    """TSA's stage 1: (wbars (m, d*k), Rhat^* (m,)) by averaged projected SGD per group
+    (counted); Rhat^* = R_i(wbar_i) by one counted pass per group only if not use_sample
+    (zeros otherwise)."""
+    d, k = problem.shape
+    wbars = np.zeros((problem.m, d * k))
+    rhat = np.zeros(problem.m)
+    for i in range(problem.m):
+        view = group_view(problem, i)
+        steps = int(budgets[i]) - (0 if use_sample else view.N)
+        wbars[i] = sgd_average(view, rng, max(1, steps), gamma_1)
+        if not use_sample:
+            rhat[i] = view.full_oracle(wbars[i].reshape(d, k), np.zeros(1))[0][0]  # n_i
+    return wbars, rhat
+
+
 @registry.solver(
     "tsa",
     params={
         "gamma_w": 0.003,        # [DEFAULT] spec §3.5/§4.1: stage-2 SMD w-step (MERO sweep)
-        "gamma_q": 0.1,          # [DEFAULT] spec §3.5/§4.1: stage-2 SMD q-step (MERO sweep)
+        "gamma_q": 0.0316,       # [DEFAULT] spec §3.5/§4.1: stage-2 SMD q-step (MERO sweep)
         "gamma_1": 0.003,        # [DEFAULT] spec §3.5/§4.1: stage-1 SGD step (MERO sweep)
         "stage1_epochs": 10.0,   # [DEFAULT] spec §4.4: stage-1 budget 10 N, split by n_i
         "shift": "sample",       # [DEFAULT] spec §3.5: l(wbar_i; xi) on the same sample
@@ -139,16 +155,8 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     D = d * k
     use_sample = shift_mode == "sample"
 
-    # ---- stage 1: averaged projected SGD per group ------------------------------------------
     budgets = stage1_budgets(problem, monitor, params["stage1_epochs"])
-    wbars = np.zeros((m, D))
-    rhat = np.zeros(m)
-    for i in range(m):
-        view = group_view(problem, i)
-        steps = int(budgets[i]) - (0 if use_sample else view.N)
-        wbars[i] = sgd_average(view, rng, max(1, steps), gamma_1)
-        if not use_sample:
-            rhat[i] = view.full_oracle(wbars[i].reshape(d, k), np.zeros(1))[0][0]  # n_i
+    wbars, rhat = stage1(problem, rng, budgets, gamma_1, use_sample)
 
     # ---- stage 2: SMD with the biased excess-risk estimate ----------------------------------
     w = np.zeros(D)

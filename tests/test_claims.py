@@ -1,0 +1,300 @@
+"""Claims on hand-built records whose truth is known from their construction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from pydantic import ValidationError
+
+from drocli.claims import (
+    CLAIM_KINDS,
+    ClaimResult,
+    ClaimSpec,
+    claim_kind,
+    compare_reference,
+    evaluate_claims,
+    format_result,
+)
+from drocli.errors import DrocliError
+
+X0 = np.linspace(0, 100, 11)                              # seed 0 grid
+X1 = np.array([0, 7, 19, 26, 38, 44, 57, 63, 78, 89, 100.0])   # seed 1: another grid
+
+
+def records(curves, metric="m", dataset="d", time_rate=None, **extra):
+    """Rows from {label: {seed: (x, y)}}; time_s = x * time_rate[label] (default 1e-3)."""
+    rows = []
+    for label, by_seed in curves.items():
+        rate = (time_rate or {}).get(label, 1e-3)
+        for seed, (xs, ys) in by_seed.items():
+            for k, (x, y) in enumerate(zip(xs, ys, strict=True)):
+                rows.append(dict(experiment="e", cell=f"{label}-{dataset}-{seed}-{extra}",
+                                 solver=label.lower(), label=label, dataset=dataset, seed=seed,
+                                 step=k, oracle_calls=float(x), time_s=float(x) * rate,
+                                 metric=metric, value=float(y), **extra))
+    return pd.DataFrame(rows)
+
+
+def expo(c, b=0.05, a=0.1):
+    """a exp(-b x) + c on both seed grids, seed s shifted by 0.001 s."""
+    return {s: (x, a * np.exp(-b * x) + c + 0.001 * s) for s, x in enumerate((X0, X1))}
+
+
+def claim(**kw):
+    base = dict(id="c1", text="ALEG ends lowest", kind="final_below", metric="m",
+                solver="ALEG", others=["SMD", "MPVR"])
+    base.update(kw)
+    return ClaimSpec.model_validate(base)
+
+
+def one(rec, profile="paper", **kw):
+    (r,) = evaluate_claims(rec, [claim(**kw)], profile)
+    return r
+
+
+ORDERED = records({"ALEG": expo(0.60), "SMD": expo(0.62), "MPVR": expo(0.61)})
+
+
+# --- final_below ----------------------------------------------------------------------------
+
+def test_final_below_holds_per_seed_with_numbers():
+    r = one(ORDERED)
+    assert r.status == "holds"
+    final = 0.1 * np.exp(-5)
+    assert r.values["ALEG"] == pytest.approx(0.60 + final + 0.0005)
+    assert r.detail.startswith("ALEG 0.6012 < SMD 0.6212, MPVR 0.6112")
+    assert "seeds 0,1" in r.detail and "holds for each seed" in r.detail
+
+
+def test_final_below_fails_and_reproduced_false_statuses():
+    r = one(ORDERED, solver="SMD", others=["ALEG", "MPVR"])
+    assert r.status == "fails" and "NOT < ALEG" in r.detail
+    assert one(ORDERED, solver="SMD", others=["ALEG"], reproduced=False).status == \
+        "not_reproduced"
+    assert one(ORDERED, reproduced=False).status == "unexpectedly_holds"
+
+
+def test_final_below_per_seed_vs_seed_means():
+    curves = {"ALEG": expo(0.60), "SMD": expo(0.62), "MPVR": expo(0.61)}
+    x, y = curves["ALEG"][1]
+    curves["ALEG"][1] = (x, y + 0.015)      # seed 1: ALEG ends above MPVR, means still below
+    rec = records(curves)
+    r = one(rec, per_seed=True)
+    assert r.status == "fails" and "seed 1: ALEG" in r.detail and "MPVR" in r.detail
+    r = one(rec, per_seed=False)
+    assert r.status == "holds" and "seed means" in r.detail
+
+
+def test_final_below_margin_and_direction():
+    assert one(ORDERED, margin=0.005).status == "holds"
+    assert one(ORDERED, margin=0.015).status == "fails"      # beats MPVR by 0.01 only
+    assert one(ORDERED, direction="above").status == "fails"
+    assert one(ORDERED, solver="SMD", others=["ALEG", "MPVR"],
+               direction="above").status == "holds"
+
+
+def test_diverged_values_are_worst():
+    curves = {"ALEG": expo(0.60), "SMD": expo(0.62), "MPVR": expo(0.61)}
+    x, y = curves["SMD"][0]
+    curves["SMD"][0] = (x[:6], np.r_[y[:5], np.nan])    # SMD seed 0 diverges, stops early
+    rec = records(curves)
+    assert one(rec).status == "holds"
+    r = one(rec, solver="SMD", others=["ALEG"])
+    assert r.status == "fails" and "nan" in r.detail
+    assert one(rec, solver="SMD", others=["ALEG"], per_seed=False).status == "fails"
+
+
+# --- reach_first ------------------------------------------------------------------------------
+
+LINES = records({
+    "ALEG": {0: (X0, 1 - X0 / 100), 1: (X1, 1 - X1 / 100)},     # 0.5 at x=50
+    "SMD": {0: (X0, 1 - X0 / 200), 1: (X1, 1 - X1 / 200)},      # 0.5 at x=100
+    "MPVR": {0: (X0, 1 - X0 / 1000), 1: (X1, 1 - X1 / 1000)},   # never below 0.9
+})
+
+
+@pytest.mark.parametrize("per_seed", [False, True])
+def test_reach_first_absolute_level(per_seed):
+    r = one(LINES, kind="reach_first", level=0.5, per_seed=per_seed)
+    assert r.status == "holds", r.detail
+    assert r.values["ALEG"] == pytest.approx(50)
+    assert r.values["SMD"] == pytest.approx(100)
+    assert r.values["MPVR"] == np.inf
+    assert "ALEG 50 < SMD 100, MPVR never" in r.detail
+
+
+def test_reach_first_level_fraction():
+    # start 1, best final (ALEG) 0: level = 1 - 0.3 * (1 - 0) = 0.7 -> ALEG 30, SMD 60
+    r = one(LINES, kind="reach_first", level_fraction=0.3)
+    assert r.status == "holds"
+    assert r.values["ALEG"] == pytest.approx(30) and r.values["SMD"] == pytest.approx(60)
+    assert "level 0.7" in r.detail
+
+
+def test_reach_first_solver_never_reaches_fails():
+    r = one(LINES, kind="reach_first", level=0.5, solver="MPVR", others=["SMD"])
+    assert r.status == "fails" and "never reaches" in r.detail
+
+
+def test_reach_first_curve_starting_after_stage1_cost():
+    xs = X0 + 50                            # ALEG pays 50 calls of stage 1 first
+    rec = records({"ALEG": {0: (xs, 1 - X0 / 50)}, "SMD": {0: (X0, 1 - X0 / 200)},
+                   "TSA": {0: (X0, 1 - X0 / 100)}})
+    r = one(rec, kind="reach_first", level=0.5, others=["SMD"])
+    assert r.status == "holds" and r.values["ALEG"] == pytest.approx(75)
+    assert one(rec, kind="reach_first", level=0.5, others=["TSA"]).status == "fails"
+
+
+def test_reach_first_direction_above():
+    rec = records({"ALEG": {0: (X0, X0 / 100)}, "SMD": {0: (X0, X0 / 200)}})
+    r = one(rec, kind="reach_first", level=0.4, direction="above", others=["SMD"])
+    assert r.status == "holds" and r.values["ALEG"] == pytest.approx(40)
+
+
+# --- best_below, smoother, wall time -------------------------------------------------------------
+
+def test_best_below_vs_final_below():
+    dip = 0.3 + 0.2 * ((X0 - 50) / 50) ** 2        # min 0.3 at x=50, ends at 0.5
+    rec = records({"ALEG": {0: (X0, dip)}, "SMD": {0: (X0, 1 - 0.006 * X0)}})   # ends 0.4
+    assert one(rec, others=["SMD"]).status == "fails"
+    r = one(rec, kind="best_below", others=["SMD"])
+    assert r.status == "holds" and r.values["ALEG"] == pytest.approx(0.3)
+    assert r.values["SMD"] == pytest.approx(0.4)
+
+
+def test_smoother_noisy_vs_smooth():
+    x = np.linspace(0, 100, 51)
+    smooth = 0.1 * np.exp(-0.05 * x) + 0.6
+    zigzag = smooth + 0.01 * (-1) ** np.arange(51)
+    rec = records({"MPVR": {s: (x, smooth) for s in (0, 1)},
+                   "SMD": {s: (x, zigzag + 0.001 * s) for s in (0, 1)}})
+    r = one(rec, kind="smoother", solver="MPVR", others=["SMD"])
+    assert r.status == "holds"
+    window = x >= 20
+    assert r.values["MPVR"] == pytest.approx(smooth[window][0] - smooth[window][-1])
+    assert one(rec, kind="smoother", solver="SMD", others=["MPVR"]).status == "fails"
+
+
+def test_smoother_after_fraction_ignores_a_noisy_start():
+    x = np.linspace(0, 100, 51)
+    early_noise = np.where(x < 10, 0.05 * (-1) ** np.arange(51), 0.0)
+    rec = records({"A": {0: (x, 0.5 + early_noise)}, "B": {0: (x, 0.5 - 0.001 * x)}})
+    assert one(rec, kind="smoother", solver="A", others=["B"]).status == "holds"
+    assert one(rec, kind="smoother", solver="A", others=["B"],
+               after_fraction=0.0).status == "fails"
+    assert one(rec, kind="smoother", solver="A", others=["B"], after_fraction=0.0,
+               measure="excess").status == "fails"
+
+
+def test_wall_time_below_and_factor():
+    rec = records({"ALEG": expo(0.6), "SMD": expo(0.62)}, time_rate={"ALEG": 1.0, "SMD": 3.0})
+    c = dict(kind="wall_time_below", metric=None, others=["SMD"])
+    r = one(rec, **c)
+    assert r.status == "holds" and "ALEG 100 s < SMD 300 s" in r.detail
+    assert one(rec, factor=0.5, **c).status == "holds"
+    assert one(rec, factor=0.2, **c).status == "fails"
+
+
+# --- skipping, errors, validation ---------------------------------------------------------------
+
+def test_skipped_profile_and_missing_labels():
+    r = one(ORDERED, profiles=["paper"], profile="smoke")
+    assert r.status == "skipped" and "smoke" in r.detail
+    r = one(ORDERED, others=["SMD", "AL-SVRE"])
+    assert r.status == "skipped" and "AL-SVRE" in r.detail and "present: ALEG" in r.detail
+    assert not r.failed
+
+
+def test_unknown_metric_and_filter_column_are_errors():
+    with pytest.raises(DrocliError, match="max_risk"):
+        one(ORDERED, metric="max_risk")
+    with pytest.raises(DrocliError, match="datset"):
+        one(ORDERED, filter={"datset": "d"})
+
+
+def test_filter_selects_dataset():
+    rec = pd.concat([records({"ALEG": expo(0.6), "SMD": expo(0.62)}, dataset="syn"),
+                     records({"ALEG": expo(0.7), "SMD": expo(0.62)}, dataset="cifar")])
+    with pytest.raises(DrocliError, match="dataset"):
+        one(rec, others=["SMD"])
+    assert one(rec, others=["SMD"], filter={"dataset": "syn"}).status == "holds"
+    assert one(rec, others=["SMD"], filter={"dataset": "cifar"}).status == "fails"
+    r = one(rec, others=["SMD"], filter={"dataset": "other"})
+    assert r.status == "skipped"
+
+
+def test_spec_validation():
+    with pytest.raises(ValidationError, match="final_below"):
+        claim(kind="final_belo")
+    with pytest.raises(ValidationError, match="level"):
+        claim(level=0.5)                                  # not a final_below field
+    with pytest.raises(ValidationError, match="exactly one"):
+        claim(kind="reach_first")
+    with pytest.raises(ValidationError, match="exactly one"):
+        claim(kind="reach_first", level=0.5, level_fraction=0.5)
+    with pytest.raises(ValidationError):
+        claim(margn=0.1)
+    with pytest.raises(ValidationError, match="also listed"):
+        claim(others=["ALEG"])
+    with pytest.raises(ValidationError, match="metric"):
+        claim(metric=None)
+    with pytest.raises(ValidationError):
+        claim(kind="reach_first", level_fraction=1.5)
+    with pytest.raises(DrocliError, match="unique"):
+        evaluate_claims(ORDERED, [claim(), claim()], "paper")
+
+
+def test_registry_accepts_new_kinds():
+    @claim_kind("always", fields=())
+    def always(c, data):
+        """Always holds."""
+        return True, "ok", {}
+
+    try:
+        assert one(ORDERED, kind="always").status == "holds"
+    finally:
+        del CLAIM_KINDS["always"]
+
+
+def test_format_result():
+    r = ClaimResult("x", "t", "final_below", "holds", "A 1 < B 2")
+    assert format_result(r) == "HOLDS  x: A 1 < B 2"
+    r.status = "not_reproduced"
+    assert format_result(r).startswith("NOT REPRODUCED (expected)  x:")
+    r.status = "fails"
+    assert format_result(r).startswith("FAILS  x:")
+    assert evaluate_claims(ORDERED, [claim()], "p")[0].to_dict()["status"] == "holds"
+
+
+# --- reference comparison -------------------------------------------------------------------------
+
+def test_compare_reference_identical_and_within_tolerance():
+    assert compare_reference(ORDERED, ORDERED.copy()) == []
+    ref = ORDERED.copy()
+    ref["value"] *= 1 + 1e-6
+    assert compare_reference(ORDERED, ref) == []
+
+
+def test_compare_reference_reports_mismatch_and_missing_keys():
+    ref = ORDERED.copy()
+    last = (ref["label"] == "SMD") & (ref["seed"] == 1) & (ref["step"] == 10)
+    ref.loc[last, "value"] += 0.01
+    lines = compare_reference(ORDERED, ref)
+    assert len(lines) == 1 and "SMD / d / seed 1 / m" in lines[0] and "rel diff" in lines[0]
+    cur = ORDERED[~((ORDERED["label"] == "MPVR") & (ORDERED["seed"] == 0))]
+    lines = compare_reference(cur, ORDERED)
+    assert lines == [lines[0]] and lines[0].startswith("missing from records: MPVR / d / seed 0")
+    lines = compare_reference(ORDERED, cur)
+    assert len(lines) == 1 and lines[0].startswith("not in reference: MPVR")
+
+
+def test_compare_reference_nan_and_swept_parameter():
+    rec = pd.concat([records({"A": expo(0.6)}, gamma_w=0.01),
+                     records({"A": expo(0.7)}, gamma_w=0.1)])
+    assert compare_reference(rec, rec.copy()) == []
+    ref = rec.copy()
+    ref.loc[(ref["gamma_w"] == 0.1) & (ref["step"] == 10) & (ref["seed"] == 0), "value"] = np.nan
+    lines = compare_reference(rec, ref)
+    assert len(lines) == 1 and "gamma_w=0.1" in lines[0] and "NaN" in lines[0]
+    assert compare_reference(ref, ref.copy()) == []

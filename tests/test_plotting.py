@@ -1,0 +1,206 @@
+"""Figures: files written, layout, legend order, colors, zoomed y, caption, errors."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pandas as pd
+import pytest
+from pydantic import ValidationError
+
+from drocli.errors import DrocliError
+from drocli.plotting import FigureSpec, auto_ylim, make_figure, plot_figures
+
+LABELS = {"SMD": (0.04, 2.0, 0.66), "ALEG": (0.05, 6.0, 0.64), "MPVR": (0.045, 4.0, 0.65)}
+
+
+def make_records(start=np.log(2), datasets=("synthetic",), seeds=(0, 1, 2), n=30):
+    """Curves a*exp(-b x/B) + c per label and seed, first checkpoint at `start`."""
+    rng = np.random.default_rng(0)
+    rows = []
+    budget = 1e6
+    for ds in datasets:
+        for lab, (a, b, c) in LABELS.items():
+            for s in seeds:
+                x = np.linspace(0, budget, n + 1)
+                x[1:] += rng.integers(0, 2000, n)
+                for metric, shift in (("max_risk_train", 0.0), ("max_risk_test", 0.01)):
+                    y = a * np.exp(-b * x / budget) + c + shift + 0.002 * s
+                    y[0] = start
+                    for k in range(len(x)):
+                        rows.append(dict(experiment="e", cell=f"{ds}-{lab}-{s}", solver=lab,
+                                         label=lab, dataset=ds, seed=s, step=k,
+                                         oracle_calls=x[k], time_s=x[k] * 1e-6,
+                                         metric=metric, value=y[k]))
+    return pd.DataFrame(rows)
+
+
+def spec(**kw):
+    base = dict(name="fig1", title="GDRO synthetic", caption="reconstructed settings: n_i=5000",
+                legend=["ALEG", "SMD", "MPVR"],
+                panels=[{"metric": "max_risk_train", "title": "train"},
+                        {"metric": "max_risk_test", "title": "test"}])
+    base.update(kw)
+    return FigureSpec.model_validate(base)
+
+
+def png_size(path):
+    with open(path, "rb") as fh:
+        head = fh.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+def visible_axes(fig):
+    return [ax for ax in fig.axes if ax.get_visible()]
+
+
+def test_png_written_with_expected_size_and_no_temp_files(tmp_path):
+    s = spec()
+    paths = plot_figures(make_records(), [s], tmp_path, fmt="png")
+    assert paths == [tmp_path / "fig1.png"]
+    assert paths[0].stat().st_size > 10_000
+    w_in, h_in = make_figure(make_records(), s).get_size_inches()
+    w, h = png_size(paths[0])
+    assert (w, h) == (int(round(w_in * 150)), int(round(h_in * 150)))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fig1.png"]
+
+
+def test_pdf_and_svg(tmp_path):
+    paths = plot_figures(make_records(), [spec()], tmp_path, fmt="pdf,svg",
+                         experiment_title="E1")
+    assert [p.suffix for p in paths] == [".pdf", ".svg"]
+    assert paths[0].read_bytes()[:4] == b"%PDF"
+    assert b"<svg" in paths[1].read_bytes()[:2000]
+
+
+def test_unknown_format_is_user_error(tmp_path):
+    with pytest.raises(DrocliError, match="format"):
+        plot_figures(make_records(), [spec()], tmp_path, fmt="jpeg")
+
+
+def test_one_axes_per_panel_in_layout_and_bands_drawn():
+    s = spec(layout=[2, 2], panels=[{"metric": "max_risk_train"}, {"metric": "max_risk_test"},
+                                    {"metric": "max_risk_train", "logy": True}])
+    fig = make_figure(make_records(), s)
+    axes = visible_axes(fig)
+    assert len(axes) == 3
+    assert [ax.get_title() for ax in axes] == ["max_risk_train", "max_risk_test",
+                                               "max_risk_train"]
+    assert axes[2].get_yscale() == "log"
+    for ax in axes:
+        assert len(ax.lines) == 3 and len(ax.collections) == 3   # a line and a band per label
+
+
+def test_legend_order_and_consistent_colors():
+    fig = make_figure(make_records(), spec(legend=["MPVR", "ALEG", "SMD"]))
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["MPVR", "ALEG", "SMD"]
+    a, b = visible_axes(fig)
+    colors_a = {ln.get_label(): ln.get_color() for ln in a.lines}
+    colors_b = {ln.get_label(): ln.get_color() for ln in b.lines}
+    assert colors_a == colors_b and len(set(colors_a.values())) == 3
+
+
+def test_default_legend_is_first_appearance_and_selection():
+    fig = make_figure(make_records(), spec(legend=None))
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["SMD", "ALEG", "MPVR"]
+    fig = make_figure(make_records(), spec(legend=["ALEG", "SMD"]))
+    assert [ln.get_label() for ln in visible_axes(fig)[0].lines] == ["ALEG", "SMD"]
+    with pytest.warns(UserWarning, match="AL-SVRE"):
+        make_figure(make_records(), spec(legend=["ALEG", "AL-SVRE"]))
+
+
+def test_ylim_zooms_on_curves_when_start_is_far_off():
+    fig = make_figure(make_records(start=2.0), spec())
+    lo, hi = visible_axes(fig)[0].get_ylim()
+    # train curves live in [0.64, 0.71]; the start value 2.0 is left out
+    assert 0.62 < lo < 0.645 and 0.70 < hi < 0.75
+
+
+def test_ylim_keeps_start_when_it_does_not_squash():
+    fig = make_figure(make_records(start=0.72), spec())
+    lo, hi = visible_axes(fig)[0].get_ylim()
+    assert 0.62 < lo < 0.645 and 0.72 <= hi < 0.73
+
+
+def test_explicit_ylim_and_partial_ylim():
+    s = spec(panels=[{"metric": "max_risk_train", "ylim": [0.6, 0.8]},
+                     {"metric": "max_risk_test", "ylim": [None, 0.9]}])
+    a, b = visible_axes(make_figure(make_records(), s))
+    assert a.get_ylim() == pytest.approx((0.6, 0.8))
+    assert b.get_ylim()[1] == pytest.approx(0.9) and b.get_ylim()[0] > 0.6
+
+
+def test_auto_ylim_pads_five_percent():
+    g = np.linspace(0, 1, 11)
+    assert auto_ylim([(g, np.full(11, 1.0), np.full(11, 2.0))]) == pytest.approx((0.95, 2.05))
+    assert auto_ylim([]) is None
+
+
+def test_title_legend_and_caption_visible_and_not_over_axes():
+    fig = make_figure(make_records(), spec(caption="x " * 200))
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    fb = fig.bbox
+    axes_boxes = [ax.get_tightbbox(r) for ax in visible_axes(fig)]
+    top = max(b.y1 for b in axes_boxes)
+    bottom = min(b.y0 for b in axes_boxes)
+    caption = [t for t in fig.texts if t.get_text().startswith("x x")][0]
+    cb = caption.get_window_extent(r)
+    assert cb.y0 >= fb.y0 and cb.x0 >= fb.x0 and cb.x1 <= fb.x1 and cb.y1 <= bottom
+    lb = fig.legends[0].get_window_extent(r)
+    assert lb.y0 >= top - 1 and lb.y1 <= fb.y1
+    title = [t for t in fig.texts if t.get_text() == "GDRO synthetic"][0]
+    assert title.get_window_extent(r).y0 >= lb.y1 - 1
+
+
+def test_unknown_metric_names_figure_panel_and_metrics():
+    s = spec(panels=[{"metric": "max_risk_train"}, {"metric": "max_risk_tst"}])
+    with pytest.raises(DrocliError) as err:
+        make_figure(make_records(), s)
+    msg = str(err.value)
+    assert "fig1" in msg and "panel 1" in msg and "max_risk_test" in msg
+
+
+def test_panel_filter_selects_dataset_and_ambiguity_is_an_error():
+    rec = make_records(datasets=("synthetic", "cifar"))
+    with pytest.raises(DrocliError, match="dataset"):
+        make_figure(rec, spec())
+    s = spec(panels=[{"metric": "max_risk_train", "filter": {"dataset": "synthetic"}},
+                     {"metric": "max_risk_train", "filter": {"dataset": "cifar"}}])
+    assert all(len(ax.lines) == 3 for ax in visible_axes(make_figure(rec, s)))
+    s = spec(filter={"dataset": "cifar"})
+    assert len(visible_axes(make_figure(rec, s))[0].lines) == 3
+
+
+def test_empty_filter_gives_an_empty_panel_not_a_crash():
+    fig = make_figure(make_records(), spec(filter={"dataset": "nope"}))
+    assert any("no data" in t.get_text() for t in visible_axes(fig)[0].texts)
+
+
+def test_diverged_seed_is_noted_in_the_panel():
+    rec = make_records()
+    bad = (rec["label"] == "SMD") & (rec["seed"] == 1) & (rec["step"] >= 10)
+    rec.loc[bad, "value"] = np.nan
+    fig = make_figure(rec, spec())
+    assert any("SMD: 1/3 seeds diverged" in t.get_text() for t in visible_axes(fig)[0].texts)
+
+
+def test_x_time_and_default_xlabel():
+    fig = make_figure(make_records(), spec(x="time_s", band="quantile"))
+    assert visible_axes(fig)[0].get_xlabel() == "wall time (s)"
+
+
+def test_spec_validation():
+    with pytest.raises(ValidationError, match="layout"):
+        spec(layout=[1, 1])
+    with pytest.raises(ValidationError, match="titel"):
+        spec(titel="typo")
+    with pytest.raises(ValidationError):
+        spec(panels=[{"metric": "m", "ylim": [1.0, 0.5]}])
+    with pytest.raises(ValidationError):
+        spec(band="sem")
+    with pytest.raises(DrocliError, match="unique"):
+        plot_figures(make_records(), [spec(), spec()], "/tmp/unused-drocli-test")
