@@ -233,8 +233,13 @@ def group_view(problem: GDROProblem, i: int) -> GDROProblem:
 
 @registry.problem(
     "mero",
-    params={"loss": "logistic", "radius": 10.0, "test_rstar": "test", "erm_tol": 1e-7,
-            "erm_max_iter": 5000},
+    params={
+        "loss": "logistic",      # spec §4.4 (synthetic); "softmax" for CIFAR-like class groups
+        "radius": 10.0,          # [DEFAULT] spec §1.4: l2 / Frobenius ball radius
+        "test_rstar": "test",    # [DEFAULT] spec §4.1: ERM on each group's test split
+        "erm_tol": 1e-7,         # [DEFAULT] spec §4.1: gradient-mapping norm tolerance
+        "erm_max_iter": 5000,    # [DEFAULT] spec §4.1: FISTA iteration cap
+    },
     family="mero",
     description="empirical MERO min_W max_i R_i(W) - R_i^*, linear model, l2/Frobenius ball; "
                 "R_i^* from a cached FISTA ERM oracle (Yu et al. 2024 eq. (4))",

@@ -61,7 +61,8 @@ def stage1_plan(n_i: int, K_i: int, b_i: int) -> tuple[int, int]:
                                 #   in both stages (epoch count restarts in stage 2)
         "K": 0,                 # [DEFAULT] spec §2.5: 0 -> stage-2 K = n_bar (Thm 5.3)
         "alpha": 0.0,           # [DEFAULT] spec §2.5: 0 -> alpha = 1/K in both stages
-        "eta": 0.0,             # > 0: coupled geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
+        "eta": 0.0,             # [DEFAULT] spec §2.5: 0 = decoupled steps; > 0: coupled
+                                #   geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
         "stage1_epochs": 10.0,  # [DEFAULT] spec §4.4: stage-1 budget 10 N, split by n_i
         "stage1_K": "n_i",      # [DEFAULT] spec §2.8: K_i = n_i; "nbar": the paper's K = n_bar
         "eval_point": "output",  # [DEFAULT] spec §4.1: stage 2's eta-weighted output (22)

@@ -133,7 +133,8 @@ def stage1(problem, rng, budgets, gamma_1: float, use_sample: bool = True):
         "gamma_1": 0.003,        # [DEFAULT] spec §3.5/§4.1: stage-1 SGD step (MERO sweep)
         "stage1_epochs": 10.0,   # [DEFAULT] spec §4.4: stage-1 budget 10 N, split by n_i
         "shift": "sample",       # [DEFAULT] spec §3.5: l(wbar_i; xi) on the same sample
-        "eta": 0.0,              # > 0: coupled geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
+        "eta": 0.0,              # [DEFAULT] spec §3.1: 0 = decoupled steps; > 0: coupled
+                                 #   geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
         "eval_point": "output",  # [DEFAULT] spec §4.1: running average
     },
     family="mero",
