@@ -114,7 +114,8 @@ class ClaimSpec(BaseModel):
     @model_validator(mode="after")
     def _kind_fields(self):
         kind = CLAIM_KINDS[self.kind]
-        given = {k for k in self.model_fields_set if k not in COMMON_FIELDS}
+        given = {k for k in self.model_fields_set
+                 if k not in COMMON_FIELDS and getattr(self, k) is not None}
         extra = sorted(given - kind.fields)
         if extra:
             accepted = ", ".join(sorted(kind.fields)) or "none"
@@ -423,7 +424,7 @@ def reach_first(claim: ClaimSpec, data):
     curves = _curves(data, claim)
     if claim.level is not None:
         level = float(claim.level)
-        how = f"level {level:g}"
+        how = f"{level:g}"
     else:
         start = float(curves[claim.solver][1].center[0]) if len(
             curves[claim.solver][1].center) else math.nan
@@ -438,16 +439,16 @@ def reach_first(claim: ClaimSpec, data):
         best = min(finals) if direction == "below" else max(finals)
         level = start - claim.level_fraction * (start - best)
         s, b, lv = fmt_values([start, best, level])
-        how = (f"level {lv} = start {s} - {claim.level_fraction:g} x (start - best final "
-               f"{b})")
+        how = (f"{lv} (= start {s} - {claim.level_fraction:g} x (start - best final "
+               f"{b}))")
     stats, mean_of = _curve_stats(claim, data,
                                   lambda xs, ys: _first_reach(xs, ys, level, direction),
                                   curves=curves)
     # reaching earlier is "below" in x, whatever the direction of the metric
     holds, detail, means = _judge(claim, {k: v.fillna(math.inf) for k, v in stats.items()},
                                   direction="below", fmt=_fmt_budget, mean_curve_of=mean_of,
-                                  prefix=f"{how} ({'<=' if direction == 'below' else '>='}), "
-                                         f"first {x}: ")
+                                  prefix=f"first {x} with {claim.metric} "
+                                         f"{'<=' if direction == 'below' else '>='} {how}: ")
     if not math.isfinite(means[claim.solver]):
         holds = False
         detail += f"; {claim.solver} never reaches it"

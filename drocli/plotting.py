@@ -28,6 +28,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator  # noqa: E402,E501
 
 from drocli import __version__  # noqa: E402
@@ -206,6 +207,17 @@ def _wrap(text: str | None, width_in: float, fontsize: float) -> list[str]:
     return lines
 
 
+def _legend_grid(labels: list[str], width_in: float) -> tuple[int, int]:
+    """(entries per row, rows) of a legend across the figure width, rows balanced."""
+    if not labels:
+        return 1, 0
+    em = LEGEND_FS / 72
+    entry = (2.4 + 0.8 + 1.6) * em + 0.6 * em * max(len(lab) for lab in labels)
+    fit = max(1, min(len(labels), int((width_in - 0.3) / entry)))
+    rows = -(-len(labels) // fit)
+    return -(-len(labels) // rows), rows
+
+
 def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str | None
                  ) -> Figure:
     _check_columns(records, spec)
@@ -220,8 +232,7 @@ def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str 
     width = pw * n_cols
     title = spec.title or experiment_title
     title_lines = _wrap(title, width, TITLE_FS * 1.05)
-    per_row = max(1, min(len(labels), int(width / 1.25))) if labels else 1
-    legend_rows = -(-len(labels) // per_row) if labels else 0
+    per_row, legend_rows = _legend_grid(labels, width)
     caption_lines = _wrap(spec.caption, width * 0.96, CAPTION_FS)
     pad = 0.08
     title_h = len(title_lines) * TITLE_FS * 1.35 / 72
@@ -251,6 +262,11 @@ def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str 
                    Line2D([], [], color=style[lab][0], marker=style[lab][1], lw=1.8,
                           markersize=4.5)
                    for lab in labels]
+        if legend_rows > 1 and per_row * legend_rows == len(labels):
+            # legends fill column by column: reorder so rows read in legend order
+            order = [i * per_row + j for j in range(per_row) for i in range(legend_rows)]
+            handles = [handles[k] for k in order]
+            labels = [labels[k] for k in order]
         fig.legend(handles, labels, loc="upper center", ncol=per_row, frameon=False,
                    bbox_to_anchor=(0.5, 1 - (pad + title_h + 0.02) / height),
                    fontsize=LEGEND_FS, handlelength=2.4, columnspacing=1.6)
@@ -314,6 +330,12 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
                 hi if hi is not None else (ylim or (None, None))[1])
     if ylim is not None and None not in ylim:
         ax.set_ylim(*ylim)
+    if logy:
+        lo, hi = ax.get_ylim()
+        if lo > 0 and hi / lo < 10:      # less than a decade: 0.695, not 6.95 x 10^-1
+            short = FuncFormatter(lambda v, _pos: f"{v:.4g}")
+            ax.yaxis.set_major_formatter(short)
+            ax.yaxis.set_minor_formatter(short)
     if bands:
         x0 = min(float(b[0][0]) for b in bands)
         x1 = max(float(b[0][-1]) for b in bands)

@@ -129,7 +129,7 @@ def test_reach_first_level_fraction():
     r = one(LINES, kind="reach_first", level_fraction=0.3)
     assert r.status == "holds"
     assert r.values["ALEG"] == pytest.approx(30) and r.values["SMD"] == pytest.approx(60)
-    assert "level 0.7" in r.detail
+    assert "m <= 0.7 (= start 1" in r.detail
 
 
 def test_reach_first_solver_never_reaches_fails():

@@ -15,7 +15,10 @@ from drocli.plotting import FigureSpec, auto_ylim, make_figure, plot_figures
 LABELS = {"SMD": (0.04, 2.0, 0.66), "ALEG": (0.05, 6.0, 0.64), "MPVR": (0.045, 4.0, 0.65)}
 
 
-def make_records(start=np.log(2), datasets=("synthetic",), seeds=(0, 1, 2), n=30):
+LN2 = float(np.log(2))
+
+
+def make_records(start=LN2, datasets=("synthetic",), seeds=(0, 1, 2), n=30):
     """Curves a*exp(-b x/B) + c per label and seed, first checkpoint at `start`."""
     rng = np.random.default_rng(0)
     rows = []
@@ -204,3 +207,17 @@ def test_spec_validation():
         spec(band="sem")
     with pytest.raises(DrocliError, match="unique"):
         plot_figures(make_records(), [spec(), spec()], "/tmp/unused-drocli-test")
+
+
+def test_multirow_legend_reads_in_spec_order_row_by_row():
+    rec = make_records()
+    extra = rec[rec["label"] == "SMD"].assign(label="SMD tuned",
+                                              cell=lambda d: d["cell"] + "-t")
+    s = spec(legend=["ALEG", "SMD", "MPVR", "SMD tuned"],
+             panels=[{"metric": "max_risk_train"}])
+    fig = make_figure(pd.concat([rec, extra]), s)
+    (legend,) = fig.legends
+    # two rows of two, filled column by column: ALEG MPVR | SMD "SMD tuned"
+    assert legend._ncols == 2
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "ALEG", "MPVR", "SMD", "SMD tuned"]
