@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+
+# Caches (ground-truth R_i^*, decoded data files) go to a per-session folder, never to the
+# user's cache; subprocesses started by the tests inherit it.
+os.environ.setdefault("DROCLI_DATA", tempfile.mkdtemp(prefix="drocli-test-data-"))
 
 # Tiny instances per solver family: (data name, data params, problem name, problem params).
 # A new family must add an entry here, or the contract test fails.
@@ -15,6 +21,8 @@ FAMILY_FIXTURES = {
     "mero": ("gdro_synthetic", {"groups": 3, "dim": 5, "n_train": 40, "n_test": 40,
                                 "label_noise": [0.05, 0.15, 0.25]},
              "mero", {"loss": "logistic", "radius": 10.0}),
+    "finite_sum": ("regression_synthetic", {"n": 30, "d": 4, "nu": 0.0, "sigma": 1.0},
+                   "finite_sum", {"objective": "least_squares", "mu": 0.0}),
 }
 
 TINY_SPEC = textwrap.dedent("""\
