@@ -1,0 +1,384 @@
+"""Finite-sum convex problems of Zhao, Lyu & Kolar (TMLR 2023), spec 002 §1.1:
+
+  min_x F(x) = (1/n) sum_i f_i(x),   f_i(x) = phi(a_i.x; y_i) + (mu/2) ||x||^2
+
+- objective "least_squares": phi(s; y) = (1/2)(s - y)^2, L_i = ||a_i||^2 + mu (§3.1);
+- objective "logistic": labels y in {0, 1} (+-1 labels are mapped to {0, 1}),
+  phi(s; y) = log(1 + e^s) - y s (cross entropy, §3.7), L_i = ||a_i||^2 / 4 + mu (§3.8).
+
+x* comes from an independent exact solve: `numpy.linalg.lstsq` for least squares (the
+augmented system [A/sqrt(n); sqrt(mu) I] when mu > 0), damped Newton to ||grad F|| <= 1e-12
+(relative to max(1, ||grad F(0)||)) for logistic; the solver, tolerance and final gradient
+norm are recorded in `info`. F* = F(x*).
+
+Oracle accounting (spec 002 §3.0): every per-sample gradient adds 1 to `counter[0]`; a full
+gradient costs n. The compiled solver kernels receive `counter` and count their own
+per-sample gradients. `evaluate`, `loss` and `gap` are metrics and are NOT counted.
+
+The compiled helpers are built with `_nrt=False` (they never allocate): numba's reference
+counting of array arguments costs about 20 ns per array per call, more than a whole L-SVRG
+step at d = 10. Compiled helpers shared by the finite-sum solvers live here: `dphi` (d phi / d s),
+`full_pass` (the snapshot: scores, score derivatives and grad F at w; counted n),
+`vr_estimate` (the variance-reduced estimator of §2.0 with its sampler feedback) and
+`delta_norms` (||grad f_i(x) - grad f_i(w)|| for every i: the oracle "Optimal" sampler, not
+counted). Per-sample gradients are grad f_i(x) = dphi(a_i.x; y_i) a_i + mu x.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from drocli import registry
+from drocli.data.base import GroupedData
+from drocli.errors import DrocliError
+from drocli.ops.kernels import dot_row
+
+LEAST_SQUARES = 0
+LOGISTIC = 1
+OBJECTIVES = {"least_squares": LEAST_SQUARES, "logistic": LOGISTIC}
+NEWTON_TOL = 1e-12
+
+
+# ------------------------------------------------------------------------------------------
+# compiled per-sample math
+# ------------------------------------------------------------------------------------------
+@numba.njit(cache=True, _nrt=False)
+def dphi(s, yv, obj):
+    """d phi(s; y) / ds: s - y (least squares) or sigmoid(s) - y (logistic, y in {0, 1})."""
+    if obj == LEAST_SQUARES:
+        return s - yv
+    if s >= 0.0:
+        return 1.0 / (1.0 + math.exp(-s)) - yv
+    e = math.exp(s)
+    return e / (1.0 + e) - yv
+
+
+@numba.njit(cache=True, _nrt=False)
+def full_pass(A, y, obj, mu, w, snap_s, snap_c, gw, counter):
+    """Snapshot at w (counted: n): snap_s[i] = a_i.w, snap_c[i] = dphi(snap_s[i]; y_i) and
+    gw = grad F(w) = (1/n) sum_i snap_c[i] a_i + mu w."""
+    n, d = A.shape
+    for j in range(d):
+        gw[j] = 0.0
+    for i in range(n):
+        s = dot_row(A, i, w)
+        c = dphi(s, y[i], obj)
+        snap_s[i] = s
+        snap_c[i] = c
+        for j in range(d):
+            gw[j] += c * A[i, j]
+    inv = 1.0 / n
+    for j in range(d):
+        gw[j] = gw[j] * inv + mu * w[j]
+    counter[0] += n
+
+
+@numba.njit(cache=True, _nrt=False)
+def diff_sqnorm(x, w):
+    """||x - w||^2."""
+    s = 0.0
+    for j in range(x.shape[0]):
+        t = x[j] - w[j]
+        s += t * t
+    return s
+
+
+@numba.njit(cache=True, _nrt=False, inline="always")
+def vr_estimate(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, idx, pk, ak, g):
+    """The estimator of spec 002 §2.0 at x with control variate w (not counted here):
+
+      g = gw + (1/b) sum_k Delta_k / (n p_k),  Delta_k = grad f_{i_k}(x) - grad f_{i_k}(w)
+
+    with grad f_i(w) = snap_c[i] a_i + mu w read from the snapshot. Writes the sampler feedback
+    ak[k] = ||Delta_k||^2 (squared norm, no 1/n^2) with the pre-refresh w. SGD uses it with
+    w = 0, snap_s = snap_c = 0 and gw = 0: g = (1/b) sum_k grad f_{i_k}(x) / (n p_k).
+    """
+    n, d = A.shape
+    b = idx.shape[0]
+    for j in range(d):
+        g[j] = gw[j]
+    dxw2 = 0.0
+    if mu != 0.0:
+        dxw2 = diff_sqnorm(x, w)
+        wsum = 0.0
+        for k in range(b):
+            wsum += 1.0 / (b * n * pk[k])
+        for j in range(d):
+            g[j] += mu * wsum * (x[j] - w[j])
+    for k in range(b):
+        i = idx[k]
+        s = dot_row(A, i, x)
+        c = dphi(s, y[i], obj) - snap_c[i]
+        coef = c / (b * n * pk[k])
+        for j in range(d):
+            g[j] += coef * A[i, j]
+        a = c * c * row_sq[i]
+        if mu != 0.0:
+            a += 2.0 * c * mu * (s - snap_s[i]) + mu * mu * dxw2
+        ak[k] = a if a > 0.0 else 0.0
+
+
+@numba.njit(cache=True, _nrt=False)
+def delta_norms(A, y, obj, mu, row_sq, x, w, snap_s, snap_c, out):
+    """out[i] = ||grad f_i(x) - grad f_i(w)|| for every i (oracle Optimal sampler, spec 002
+    §2.4 and P13; NOT counted)."""
+    n = A.shape[0]
+    dxw2 = diff_sqnorm(x, w) if mu != 0.0 else 0.0
+    for i in range(n):
+        s = dot_row(A, i, x)
+        c = dphi(s, y[i], obj) - snap_c[i]
+        a = c * c * row_sq[i]
+        if mu != 0.0:
+            a += 2.0 * c * mu * (s - snap_s[i]) + mu * mu * dxw2
+        out[i] = math.sqrt(a) if a > 0.0 else 0.0
+
+
+# ------------------------------------------------------------------------------------------
+# numpy (uncounted) math
+# ------------------------------------------------------------------------------------------
+def _phi_np(s: np.ndarray, y: np.ndarray, obj: int) -> np.ndarray:
+    if obj == LEAST_SQUARES:
+        return 0.5 * (s - y) ** 2
+    return np.logaddexp(0.0, s) - y * s
+
+
+def _dphi_np(s: np.ndarray, y: np.ndarray, obj: int) -> np.ndarray:
+    if obj == LEAST_SQUARES:
+        return s - y
+    from scipy.special import expit
+
+    return expit(s) - y
+
+
+def _newton_logistic(A, y, mu, tol=NEWTON_TOL, max_iter=200):
+    """Damped Newton (Armijo backtracking) for the logistic objective; returns (x, info)."""
+    n, d = A.shape
+
+    def value(x):
+        return float(np.mean(_phi_np(A @ x, y, LOGISTIC)) + 0.5 * mu * (x @ x))
+
+    x = np.zeros(d)
+    f = value(x)
+    g0 = None
+    gn = np.inf
+    it = 0
+    stalled = 0
+    converged = False
+    for it in range(1, max_iter + 1):  # noqa: B007 - `it` is reported
+        s = A @ x
+        r = _dphi_np(s, y, LOGISTIC)
+        g = A.T @ r / n + mu * x
+        gn = float(np.linalg.norm(g))
+        if g0 is None:
+            g0 = max(1.0, gn)
+        if gn <= tol * g0:
+            converged = True
+            break
+        wts = (r + y) * (1.0 - (r + y))          # sigmoid (1 - sigmoid)
+        H = (A.T * wts) @ A / n + mu * np.eye(d)
+        try:
+            step = np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(H, g, rcond=None)[0]
+        t = 1.0
+        slope = float(g @ step)
+        while True:
+            xn = x - t * step
+            fn = value(xn)
+            if fn <= f - 1e-4 * t * slope or t < 1e-12:
+                break
+            t *= 0.5
+        if t < 1e-12 and fn > f:
+            break
+        stalled = stalled + 1 if f - fn <= 1e-15 * max(1.0, abs(f)) else 0
+        x, f = xn, fn
+        if stalled >= 3:            # no finite minimiser (separable data, mu = 0): stop
+            break
+    info = {"x_star_solver": "newton", "x_star_tol": tol, "x_star_grad_norm": gn,
+            "x_star_converged": converged, "x_star_iterations": it}
+    return x, info
+
+
+_SOLVE_CACHE: dict = {}
+_SOLVE_CACHE_SIZE = 4
+
+
+def _solve_cached(problem):
+    """x* and its info, cached per (data bytes, objective, mu): the runner builds a problem per
+    cell on the same cached data, and a Newton solve at w8a size takes seconds."""
+    import hashlib
+
+    h = hashlib.sha1(problem.A.tobytes())
+    h.update(problem.y.tobytes())
+    key = (h.hexdigest(), problem.A.shape, problem.obj, problem.mu)
+    if key not in _SOLVE_CACHE:
+        if len(_SOLVE_CACHE) >= _SOLVE_CACHE_SIZE:
+            _SOLVE_CACHE.pop(next(iter(_SOLVE_CACHE)))
+        _SOLVE_CACHE[key] = problem._solve()
+    x, info = _SOLVE_CACHE[key]
+    return x.copy(), dict(info)
+
+
+# ------------------------------------------------------------------------------------------
+# the problem
+# ------------------------------------------------------------------------------------------
+class FiniteSumProblem:
+    """F(x) = (1/n) sum_i f_i(x) with counted oracles.
+
+    Arrays for the compiled kernels: A (n, d) float64 C-contiguous, y (n,) float64 (targets,
+    or 0/1 labels), obj (0 least squares, 1 logistic), mu, row_sq (n,) = ||a_i||^2 and
+    counter = np.zeros(1, np.int64). Constants: L (n,) per-sample smoothness, L_bar, L_max,
+    L_F (smoothness of F), strong_convexity (lambda_min(A^T A / n) + mu for least squares,
+    mu for logistic: spec P12 and §2.2), x_star, f_star, sigma_star2 (§1.2, eq. 9).
+    """
+
+    def __init__(self, A, y, objective: str = "least_squares", mu: float = 0.0,
+                 name: str = "finite_sum", info: dict | None = None):
+        if objective not in OBJECTIVES:
+            raise DrocliError(f"unknown objective {objective!r}", key="problem.params.objective",
+                              fix="use one of " + ", ".join(OBJECTIVES))
+        mu = float(mu)
+        if not mu >= 0:
+            raise DrocliError(f"mu must be >= 0, got {mu}", key="problem.params.mu",
+                              fix="e.g. mu: 0.0 (no l2 term) or mu: 1.0e-7")
+        A = np.ascontiguousarray(A, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+        if A.ndim != 2 or A.shape[0] != y.shape[0] or A.shape[0] < 1:
+            raise DrocliError(f"design {A.shape} and targets {y.shape} do not match",
+                              fix="check the data source")
+        self.objective = objective
+        self.obj = OBJECTIVES[objective]
+        if self.obj == LOGISTIC:
+            labels = np.unique(y)
+            if np.all(np.isin(labels, (-1.0, 1.0))):
+                y = (y > 0).astype(np.float64)
+            elif not np.all(np.isin(labels, (0.0, 1.0))):
+                raise DrocliError("logistic objective needs labels in {0, 1} or {-1, +1}",
+                                  key="problem.params.objective",
+                                  fix="use objective: least_squares for real-valued targets")
+        self.name = name
+        self.A, self.y, self.mu = A, y, mu
+        self.n, self.d = A.shape
+        self.N = self.n
+        self.row_sq = np.einsum("ij,ij->i", A, A)
+        scale = 1.0 if self.obj == LEAST_SQUARES else 0.25
+        self.L = scale * self.row_sq + mu
+        self.L_bar = float(self.L.mean())
+        self.L_max = float(self.L.max())
+        gram_eigs = np.linalg.eigvalsh(A.T @ A / self.n) if self.d <= 2000 else None
+        if gram_eigs is not None:
+            lmin, lmax = max(float(gram_eigs[0]), 0.0), float(gram_eigs[-1])
+        else:  # pragma: no cover - very wide data
+            from drocli.ops.erm import lambda_max_gram
+
+            lmin, lmax = 0.0, lambda_max_gram(A) / self.n
+        self.L_F = scale * lmax + mu
+        self.strong_convexity = (lmin + mu) if self.obj == LEAST_SQUARES else mu
+        self.counter = np.zeros(1, dtype=np.int64)
+        self.info = dict(info or {})
+        self.x_star, solve_info = _solve_cached(self)
+        self.info.update(solve_info)
+        self.f_star = self.loss(self.x_star)
+        G = (_dphi_np(A @ self.x_star, y, self.obj)[:, None] * A) + mu * self.x_star[None, :]
+        self.sigma_star2 = float(np.mean(np.einsum("ij,ij->i", G, G)))
+        self.gap_floor = 1e-16 * max(1.0, abs(self.f_star))
+        self.info.update(L_bar=self.L_bar, L_max=self.L_max, L_F=self.L_F,
+                         strong_convexity=self.strong_convexity, f_star=self.f_star,
+                         sigma_star2=self.sigma_star2)
+
+    # ---- exact solution (independent of the solvers) -------------------------------------
+    def _solve(self):
+        A, y, mu, n = self.A, self.y, self.mu, self.n
+        if self.obj == LEAST_SQUARES:
+            if mu > 0:
+                Aug = np.vstack([A / math.sqrt(n), math.sqrt(mu) * np.eye(self.d)])
+                rhs = np.concatenate([y / math.sqrt(n), np.zeros(self.d)])
+                x = np.linalg.lstsq(Aug, rhs, rcond=None)[0]
+            else:
+                x = np.linalg.lstsq(A, y, rcond=None)[0]
+            g = A.T @ (A @ x - y) / n + mu * x
+            return x, {"x_star_solver": "lstsq", "x_star_grad_norm": float(np.linalg.norm(g)),
+                       "x_star_converged": True}
+        return _newton_logistic(A, y, mu)
+
+    # ---- bookkeeping ---------------------------------------------------------------------
+    @property
+    def oracle_calls(self) -> int:
+        return int(self.counter[0])
+
+    def reset_counter(self) -> None:
+        self.counter[0] = 0
+
+    def zero_point(self) -> np.ndarray:
+        """x0 = 0 (spec 002 §2.5, [UNSPEC] -> zeros)."""
+        return np.zeros(self.d)
+
+    # ---- counted oracles -----------------------------------------------------------------
+    def snapshot(self, w):
+        """Full pass at w (counted: n): (snap_s, snap_c, grad F(w)); see `full_pass`."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        snap_s = np.empty(self.n)
+        snap_c = np.empty(self.n)
+        gw = np.empty(self.d)
+        full_pass(self.A, self.y, self.obj, self.mu, w, snap_s, snap_c, gw, self.counter)
+        return snap_s, snap_c, gw
+
+    def full_gradient(self, x) -> np.ndarray:
+        """grad F(x) (counted: n)."""
+        return self.snapshot(x)[2]
+
+    def sample_gradients(self, x, rows) -> np.ndarray:
+        """Per-sample gradients grad f_i(x), one row per entry of `rows` (counted)."""
+        x = np.asarray(x, dtype=np.float64)
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        Ar = self.A[rows]
+        c = _dphi_np(Ar @ x, self.y[rows], self.obj)
+        self.counter[0] += rows.size
+        return c[:, None] * Ar + self.mu * x[None, :]
+
+    # ---- metrics (not counted) -----------------------------------------------------------
+    def loss(self, x) -> float:
+        """F(x) (NOT counted)."""
+        x = np.asarray(x, dtype=np.float64)
+        return float(np.mean(_phi_np(self.A @ x, self.y, self.obj)) + 0.5 * self.mu * (x @ x))
+
+    def gap(self, x) -> float:
+        """F(x) - F* (NOT counted). Least squares: the exact identity
+        (1/2)(||A e||^2 / n + mu ||e||^2), e = x - x*, free of cancellation."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.obj == LEAST_SQUARES:
+            e = x - self.x_star
+            Ae = self.A @ e
+            return float(0.5 * (Ae @ Ae / self.n + self.mu * (e @ e)))
+        return self.loss(x) - self.f_star
+
+    def evaluate(self, x, iteration=None) -> dict:
+        """Metrics at x: gap F(x) - F*, log10_gap = log10(max(gap, 1e-16 max(1, |F*|))) (spec
+        002 §3.0, P14), loss F(x), dist2 = ||x - x*||^2; `iteration` is passed through."""
+        x = np.asarray(x, dtype=np.float64)
+        gap = self.gap(x)
+        log_gap = math.log10(max(gap, self.gap_floor)) if math.isfinite(gap) else math.nan
+        e = x - self.x_star
+        out = {"gap": gap, "log10_gap": log_gap, "loss": self.loss(x), "dist2": float(e @ e)}
+        if iteration is not None:
+            out["iteration"] = float(iteration)
+        return out
+
+
+def from_data(data: GroupedData, objective: str = "least_squares", mu: float = 0.0):
+    """A FiniteSumProblem from GroupedData (X_train, y_train; the groups are ignored)."""
+    return FiniteSumProblem(data.X_train, data.y_train, objective=objective, mu=mu,
+                            name=data.name, info=data.info)
+
+
+@registry.problem("finite_sum", params={"objective": "least_squares", "mu": 0.0},
+                  family="finite_sum",
+                  description="finite-sum convex problem (1/n) sum_i f_i(x): least squares or "
+                              "0/1 logistic, + mu/2 ||x||^2 (Zhao, Lyu & Kolar 2023)")
+def make(data: GroupedData, params: dict) -> FiniteSumProblem:
+    """Build the finite-sum problem (objective: least_squares | logistic; mu >= 0)."""
+    return from_data(data, objective=params.get("objective", "least_squares"),
+                     mu=float(params.get("mu", 0.0)))

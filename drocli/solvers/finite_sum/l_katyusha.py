@@ -1,0 +1,154 @@
+"""L-Katyusha with any index sampler: Algorithm 2 (AS-LKatyusha) of Zhao, Lyu & Kolar,
+"L-SVRG and L-Katyusha with Adaptive Sampling" (TMLR 2023), with the parameters of
+Theorem 3 (spec 002 §2.2):
+
+  v = w = z = x0 = 0;  gw = grad F(w)                                              [n]
+  for t = 0..T-1:
+      x = theta1 z + theta2 w + (1 - theta1 - theta2) v
+      draw i_1..i_b i.i.d. from p^t;  g = (1/b) sum_k Delta_k / (n p_{i_k}) + gw       [2b]
+         (Delta_k = grad f_{i_k}(x) - grad f_{i_k}(w); [TYPO] Alg. 2 step 6 drops two nablas)
+      z_new = (eta kappa x + z - (eta / L) g) / (1 + eta kappa)
+      v_new = x + theta1 (z_new - z)
+      with probability rho: w = v (the OLD v), gw = grad F(w)                          [n]
+      sampler update with a_k = ||Delta_k||^2 from the OLD w;  z, v = z_new, v_new
+
+Theorem 3: theta2 = 1/2, theta1 = min{sqrt(2 kappa n / 3), 1/2}, kappa = mu / L,
+eta = theta2 / ((1 + theta2) theta1), rho = 1/n. L per sampler (§4, "L_rule: paper"):
+L_max for uniform ([TYPO] "for L-SVRG", P2), L-bar for importance and optimal,
+0.4 L_max + 0.6 L-bar for osmd / adaosmd. mu: the problem's strong convexity
+(lambda_min(A^T A / n) for unregularised least squares, P12). Output and metric point: v
+(spec §3.9: F(v^t)); eval_point "x" reports the query point instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from drocli import registry
+from drocli.errors import DrocliError
+from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
+from drocli.problems.finite_sum import delta_norms, full_pass, vr_estimate
+from drocli.solvers.finite_sum import (
+    COMMON_PARAMS,
+    KEY,
+    Workspace,
+    batch_size,
+    grad_norm_max,
+    horizon,
+    snapshot_prob,
+)
+
+L_RULES = ("paper", "L_max", "L_bar", "mixed", "expected_smoothness")
+PAPER_L = {"uniform": "L_max", "importance": "L_bar", "optimal": "L_bar", "osmd": "mixed",
+           "adaosmd": "mixed"}
+
+
+def smoothness_L(problem, rule: str, sampler: str, batch: int) -> float:
+    """L of Algorithm 2 by rule: paper (per sampler, §4), L_max, L_bar, mixed
+    (0.4 L_max + 0.6 L_bar) or expected_smoothness (L_F + (L_max - L_F)/b, spec §3.8)."""
+    if rule not in L_RULES:
+        raise DrocliError(f"unknown L_rule {rule!r}", key=f"{KEY}.L_rule",
+                          fix="use one of " + ", ".join(L_RULES))
+    if rule == "paper":
+        rule = PAPER_L[sampler]
+    if rule == "L_max":
+        return problem.L_max
+    if rule == "L_bar":
+        return problem.L_bar
+    if rule == "mixed":
+        return 0.4 * problem.L_max + 0.6 * problem.L_bar
+    return problem.L_F + (problem.L_max - problem.L_F) / batch
+
+
+def theorem3(problem, params: dict, batch: int) -> dict:
+    """(L, mu, kappa, theta1, theta2, eta) of Theorem 3 with the overrides in params."""
+    L = float(params.get("L", 0.0)) or smoothness_L(problem, params.get("L_rule", "paper"),
+                                                     params.get("sampler", "uniform"), batch)
+    mu = float(params.get("mu", 0.0)) or problem.strong_convexity
+    if not (mu > 0 and L > 0):
+        raise DrocliError(f"L-Katyusha needs mu > 0 and L > 0, got mu={mu:.3g}, L={L:.3g}",
+                          key=f"{KEY}.mu", fix="give a strongly convex problem (problem "
+                          "params mu > 0, or n >= d for least squares) or set solver mu")
+    kappa = mu / L
+    theta2 = float(params.get("theta2", 0.5))
+    theta1 = float(params.get("theta1", 0.0)) or min(math.sqrt(2.0 * kappa * problem.n / 3.0),
+                                                     0.5)
+    if not (0 < theta1 and 0 <= theta2 and theta1 + theta2 <= 1):
+        raise DrocliError(f"need theta1 > 0, theta2 >= 0, theta1 + theta2 <= 1, got "
+                          f"{theta1}, {theta2}", key=f"{KEY}.theta1",
+                          fix="theta1: 0.0 (Theorem 3), theta2: 0.5")
+    eta = theta2 / ((1.0 + theta2) * theta1)
+    return {"L": L, "mu": mu, "kappa": kappa, "theta1": theta1, "theta2": theta2, "eta": eta}
+
+
+@numba.njit(cache=True, _nrt=False)
+def lkatyusha_chunk(A, y, obj, mu, row_sq, x, z, v, w, gw, snap_s, snap_c, U, coins, rho,
+                    theta1, theta2, eta, kappa, L, ss, optimal, idx, pk, ak, g, counter):
+    """U.shape[0] iterations of Algorithm 2 in place (x is the query-point buffer)."""
+    d = x.shape[0]
+    b = idx.shape[0]
+    th3 = 1.0 - theta1 - theta2
+    ek = eta * kappa
+    inv = 1.0 / (1.0 + ek)
+    eL = eta / L
+    for t in range(U.shape[0]):
+        for j in range(d):
+            x[j] = theta1 * z[j] + theta2 * w[j] + th3 * v[j]
+        if optimal:
+            delta_norms(A, y, obj, mu, row_sq, x, w, snap_s, snap_c, ss[2])
+            sampler_set_weights(ss)
+        sampler_draw_batch(ss, U[t], idx, pk)
+        vr_estimate(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, idx, pk, ak, g)
+        counter[0] += 2 * b
+        if coins[t] < rho:
+            for j in range(d):
+                w[j] = v[j]
+            full_pass(A, y, obj, mu, w, snap_s, snap_c, gw, counter)
+        for j in range(d):
+            zn = (ek * x[j] + z[j] - eL * g[j]) * inv
+            v[j] = x[j] + theta1 * (zn - z[j])
+            z[j] = zn
+        sampler_update(ss, idx, ak, pk)
+
+
+@registry.solver(
+    "l_katyusha",
+    params={"rho": 0.0, "L_rule": "paper", "L": 0.0, "mu": 0.0, "theta1": 0.0, "theta2": 0.5,
+            "eval_point": "v", **COMMON_PARAMS},
+    family="finite_sum",
+    description="L-Katyusha with uniform / importance / optimal / OSMD / AdaOSMD sampling, "
+                "Theorem 3 parameters (Zhao, Lyu & Kolar 2023, Algorithm 2)",
+)
+def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
+    """L-Katyusha / AS-LKatyusha, Zhao, Lyu & Kolar (TMLR 2023), Algorithm 2 with Theorem 3's
+    parameters and the per-sampler L of §4 (spec 002 §2.2); L, mu, theta1 > 0 override them.
+    Returns v (or the query point x with eval_point: x)."""
+    b = batch_size(params)
+    n = problem.n
+    rho = snapshot_prob(params, n)
+    eval_point = params.get("eval_point", "v")
+    if eval_point not in ("v", "x"):
+        raise DrocliError(f"unknown eval_point {eval_point!r}", key=f"{KEY}.eval_point",
+                          fix="use v (the paper's F(v^t)) or x")
+    th = theorem3(problem, params, b)
+    cost = 2.0 * b + rho * n
+    v = problem.zero_point()
+    z, w, x = v.copy(), v.copy(), v.copy()
+    t = 0
+    keep = monitor(v, iteration=t)
+    snap_s, snap_c, gw = problem.snapshot(w)                   # grad F(w^0): n calls
+    ws = Workspace(problem, params, rng, batch=b, T=horizon(params, monitor, cost),
+                   abar=grad_norm_max(problem, w, snap_s, snap_c))
+    ss = ws.sampler.arrays
+    while keep:
+        U, coins = ws.stream.take(monitor.steps_until_due(cost))
+        lkatyusha_chunk(problem.A, problem.y, problem.obj, problem.mu, problem.row_sq, x, z, v,
+                        w, gw, snap_s, snap_c, U, coins, rho, th["theta1"], th["theta2"],
+                        th["eta"], th["kappa"], th["L"], ss, ws.optimal, ws.idx, ws.pk, ws.ak,
+                        ws.g, problem.counter)
+        t += U.shape[0]
+        keep = monitor(v if eval_point == "v" else x, iteration=t)
+    return v if eval_point == "v" else x

@@ -1,0 +1,92 @@
+"""L-SVRG with any index sampler: Algorithm 1 (AS-LSVRG) of Zhao, Lyu & Kolar, "L-SVRG and
+L-Katyusha with Adaptive Sampling" (TMLR 2023), generalised to the samplers of §2.4
+(spec 002 §2.1):
+
+  x = w = x0 = 0;  gw = grad F(w)                                   [n]
+  for t = 0..T-1:
+      draw i_1..i_b i.i.d. from p^t                  (p^t from the sampler; Optimal: eq. (3))
+      g = (1/b) sum_k Delta_k / (n p_{i_k}) + gw,  Delta_k = grad f_{i_k}(x) - grad f_{i_k}(w)  [2b]
+      x_new = x - eta g
+      with probability rho: w = x (the OLD iterate), gw = grad F(w)                  [n]
+      sampler update with a_k = ||Delta_k||^2 computed with the OLD w (OSMD / AdaOSMD)
+      x = x_new
+
+Labels of the paper: L-SVRG (uniform), IS-LSVRG (importance), Optimal-LSVRG (optimal),
+AS-LSVRG (adaosmd; osmd in §4.4). rho = 0 means the paper's 1/n. `step` is a number or a
+table by a data value, e.g. {nu: {0.0: 0.1, 0.5: 0.05, 1.0: 0.005}} (Fig. 1-2 captions).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from drocli import registry
+from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
+from drocli.problems.finite_sum import delta_norms, full_pass, vr_estimate
+from drocli.solvers.finite_sum import (
+    COMMON_PARAMS,
+    Workspace,
+    batch_size,
+    grad_norm_max,
+    horizon,
+    snapshot_prob,
+    step_size,
+)
+
+
+@numba.njit(cache=True, _nrt=False)
+def lsvrg_chunk(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, U, coins, rho, step,
+                ss, optimal, idx, pk, ak, g, counter):
+    """U.shape[0] iterations of Algorithm 1 in place (x, w, gw, snapshot, sampler state)."""
+    d = x.shape[0]
+    b = idx.shape[0]
+    for t in range(U.shape[0]):
+        if optimal:
+            delta_norms(A, y, obj, mu, row_sq, x, w, snap_s, snap_c, ss[2])
+            sampler_set_weights(ss)
+        sampler_draw_batch(ss, U[t], idx, pk)
+        vr_estimate(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, idx, pk, ak, g)
+        counter[0] += 2 * b
+        if coins[t] < rho:
+            for j in range(d):
+                w[j] = x[j]
+            full_pass(A, y, obj, mu, w, snap_s, snap_c, gw, counter)
+        for j in range(d):
+            x[j] -= step * g[j]
+        sampler_update(ss, idx, ak, pk)
+
+
+@registry.solver(
+    "l_svrg",
+    params={"step": 0.1, "rho": 0.0, **COMMON_PARAMS},
+    family="finite_sum",
+    accepts={"step": (dict,)},
+    description="L-SVRG with uniform / importance / optimal / OSMD / AdaOSMD sampling "
+                "(Zhao, Lyu & Kolar 2023, Algorithm 1)",
+)
+def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
+    """L-SVRG / AS-LSVRG, Zhao, Lyu & Kolar (TMLR 2023), Algorithm 1 with any sampler of §2.4
+    (spec 002 §2.1); constant step `step`, refresh probability rho (0: 1/n), mini-batch
+    `batch` drawn i.i.d. from p^t. Returns the last iterate x."""
+    b = batch_size(params)
+    step = step_size(params, problem)
+    n = problem.n
+    rho = snapshot_prob(params, n)
+    cost = 2.0 * b + rho * n
+    x = problem.zero_point()
+    w = x.copy()
+    t = 0
+    keep = monitor(x, iteration=t)
+    snap_s, snap_c, gw = problem.snapshot(w)                   # grad F(w^0): n calls
+    ws = Workspace(problem, params, rng, batch=b, T=horizon(params, monitor, cost),
+                   abar=grad_norm_max(problem, w, snap_s, snap_c))
+    ss = ws.sampler.arrays
+    while keep:
+        U, coins = ws.stream.take(monitor.steps_until_due(cost))
+        lsvrg_chunk(problem.A, problem.y, problem.obj, problem.mu, problem.row_sq, x, w, gw,
+                    snap_s, snap_c, U, coins, rho, step, ss, ws.optimal, ws.idx, ws.pk, ws.ak,
+                    ws.g, problem.counter)
+        t += U.shape[0]
+        keep = monitor(x, iteration=t)
+    return x

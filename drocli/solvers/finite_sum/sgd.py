@@ -1,0 +1,84 @@
+"""SGD with any index sampler, the Fig. 1 baseline of Zhao, Lyu & Kolar, "L-SVRG and
+L-Katyusha with Adaptive Sampling" (TMLR 2023), §2.3 of spec 002:
+
+  x = x0 = 0
+  for t = 0..T-1:
+      draw i_1..i_b i.i.d. from p^t;  x = x - eta (1/b) sum_k grad f_{i_k}(x) / (n p_{i_k})   [b]
+      sampler update with a_k = ||grad f_{i_k}(x)||^2 (OSMD / AdaOSMD)
+
+SGD = uniform, Optimal-SGD = optimal (p_i proportional to ||grad f_i(x^t)||, [UNSPEC], the
+SGD optimum of Zhao & Zhang 2015 / Needell et al. 2016), IS-SGD = importance. Constant step
+(P17: the same step as L-SVRG in the same panel, no decay; a number or a table by a data
+value, as for L-SVRG). AdaOSMD computes
+max_i ||grad f_i(x0)|| with one counted full pass.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from drocli import registry
+from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
+from drocli.problems.finite_sum import delta_norms, vr_estimate
+from drocli.solvers.finite_sum import (
+    COMMON_PARAMS,
+    Workspace,
+    batch_size,
+    grad_norm_max,
+    horizon,
+    step_size,
+)
+
+
+@numba.njit(cache=True, _nrt=False)
+def sgd_chunk(A, y, obj, mu, row_sq, x, zero_d, zero_n, U, step, ss, optimal, idx, pk, ak, g,
+              counter):
+    """U.shape[0] SGD steps in place: the estimator of `vr_estimate` with a zero control
+    variate (w = 0, snapshot 0, gw = 0), so g = (1/b) sum_k grad f_{i_k}(x) / (n p_{i_k})."""
+    d = x.shape[0]
+    b = idx.shape[0]
+    for t in range(U.shape[0]):
+        if optimal:
+            delta_norms(A, y, obj, mu, row_sq, x, zero_d, zero_n, zero_n, ss[2])
+            sampler_set_weights(ss)
+        sampler_draw_batch(ss, U[t], idx, pk)
+        vr_estimate(A, y, obj, mu, row_sq, x, zero_d, zero_d, zero_n, zero_n, idx, pk, ak, g)
+        counter[0] += b
+        for j in range(d):
+            x[j] -= step * g[j]
+        sampler_update(ss, idx, ak, pk)
+
+
+@registry.solver(
+    "sgd",
+    params={"step": 0.1, **COMMON_PARAMS},
+    family="finite_sum",
+    accepts={"step": (dict,)},
+    description="SGD with uniform / importance / optimal / OSMD / AdaOSMD sampling "
+                "(Zhao, Lyu & Kolar 2023, §4.1 baseline)",
+)
+def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
+    """SGD / Optimal-SGD, the Fig. 1 baselines of Zhao, Lyu & Kolar (TMLR 2023), §4.1 (spec 002
+    §2.3): constant step, mini-batch drawn i.i.d. from p^t. Returns the last iterate x."""
+    b = batch_size(params)
+    step = step_size(params, problem)
+    x = problem.zero_point()
+    t = 0
+    keep = monitor(x, iteration=t)
+    abar = 1.0
+    if params.get("sampler", "uniform") == "adaosmd":
+        snap_s, snap_c, _ = problem.snapshot(x)                # abar needs all n gradients
+        abar = grad_norm_max(problem, x, snap_s, snap_c)
+    ws = Workspace(problem, params, rng, batch=b, T=horizon(params, monitor, float(b)),
+                   abar=abar)
+    ss = ws.sampler.arrays
+    zero_d = np.zeros(problem.d)
+    zero_n = np.zeros(problem.n)
+    while keep:
+        U, _ = ws.stream.take(monitor.steps_until_due(float(b)))
+        sgd_chunk(problem.A, problem.y, problem.obj, problem.mu, problem.row_sq, x, zero_d,
+                  zero_n, U, step, ss, ws.optimal, ws.idx, ws.pk, ws.ak, ws.g, problem.counter)
+        t += U.shape[0]
+        keep = monitor(x, iteration=t)
+    return x
