@@ -208,12 +208,16 @@ class GDROProblem:
         weighted_risk_train = sum_i q_i R_i(w)."""
         W = self._as2d(w)
         R = self.risks(W, "train")
+        Rt = self.risks(W, "test") if self.X_test is not None else None
+        return self._metrics(R, Rt, q)
+
+    def _metrics(self, R: np.ndarray, Rt: np.ndarray | None, q=None) -> dict:
+        """The metrics from the group risks on train (R) and test (Rt, or None)."""
         out = {"max_risk_train": float(R.max()), "avg_risk_train": float(R.mean()),
                "worst_group_train": float(np.argmax(R))}
         if q is not None:
             out["weighted_risk_train"] = float(np.dot(np.asarray(q, dtype=np.float64), R))
-        if self.X_test is not None:
-            Rt = self.risks(W, "test")
+        if Rt is not None:
             out["max_risk_test"] = float(np.nanmax(Rt))
             out["avg_risk_test"] = float(np.nanmean(Rt))
         return out

@@ -191,18 +191,12 @@ class MEROProblem(GDROProblem):
         (R_i(w) - R_i^*, with the train or test R_i^* as set by test_rstar)."""
         W = self._as2d(w)
         R = self.risks(W, "train")
+        Rt = self.risks(W, "test") if self.X_test is not None else None
+        out = self._metrics(R, Rt, q)
         ex = R - self.rstar_train
-        out = {"max_risk_train": float(R.max()), "avg_risk_train": float(R.mean()),
-               "worst_group_train": float(np.argmax(R)),
-               "max_excess_risk_train": float(ex.max()),
-               "avg_excess_risk_train": float(ex.mean()),
-               "worst_excess_group_train": float(np.argmax(ex))}
-        if q is not None:
-            out["weighted_risk_train"] = float(np.dot(np.asarray(q, dtype=np.float64), R))
-        if self.X_test is not None:
-            Rt = self.risks(W, "test")
-            out["max_risk_test"] = float(np.nanmax(Rt))
-            out["avg_risk_test"] = float(np.nanmean(Rt))
+        out.update(max_excess_risk_train=float(ex.max()), avg_excess_risk_train=float(ex.mean()),
+                   worst_excess_group_train=float(np.argmax(ex)))
+        if Rt is not None:
             out["max_excess_risk_test"] = float(np.nanmax(Rt - self.rstar_test))
         return out
 
