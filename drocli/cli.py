@@ -92,7 +92,24 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
         sys.exit(1)
 
 
-@cli.command()
+EPILOG_PLOT = """\b
+Examples:
+  drocli plot results/gdro_synthetic                 # PNGs in results/gdro_synthetic/figures/
+  drocli plot results/gdro_synthetic --format pdf    # publication PDFs
+Figures (panels, x, bands, legend order, captions) are declared under `figures:` in the spec.
+"""
+
+EPILOG_CHECK = """\b
+Examples:
+  drocli check results/gdro_synthetic
+  drocli check results/gdro_synthetic-smoke --reference path/to/recorded/gdro_synthetic-smoke
+Verdicts: HOLDS, FAILS, NOT REPRODUCED (expected: the spec marks the paper's claim as not
+reproduced), UNEXPECTEDLY HOLDS, SKIPPED (claim not for this profile). Only FAILS and
+reference mismatches make the exit code 1.
+"""
+
+
+@cli.command(epilog=EPILOG_PLOT)
 @click.argument("results_dir", metavar="RESULTS_DIR", type=click.Path(path_type=Path))
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
               help="Figure folder [default: RESULTS_DIR/figures].")
@@ -111,12 +128,14 @@ def plot(results_dir, out, fmt):
         click.echo(str(p))
 
 
-@cli.command()
+@cli.command(epilog=EPILOG_CHECK)
 @click.argument("results_dir", metavar="RESULTS_DIR", type=click.Path(path_type=Path))
 @click.option("--reference", type=click.Path(path_type=Path),
               help="Recorded results folder: final values must match within tolerance.")
-@click.option("--rtol", type=float, default=1e-4, show_default=True)
-@click.option("--atol", type=float, default=1e-9, show_default=True)
+@click.option("--rtol", type=float, default=1e-4, show_default=True,
+              help="Relative tolerance on final values against --reference.")
+@click.option("--atol", type=float, default=1e-9, show_default=True,
+              help="Absolute tolerance on final values against --reference.")
 def check(results_dir, reference, rtol, atol):
     """Check the paper's claims (and a reference run) on RESULTS_DIR; exit 1 if any fails."""
     from drocli.claims import compare_reference, evaluate_claims, format_result
