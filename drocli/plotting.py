@@ -32,7 +32,7 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator  # noqa: E402,E501
 
 from drocli import __version__  # noqa: E402
-from drocli.aggregate import aggregate, apply_filter  # noqa: E402
+from drocli.aggregate import aggregate, apply_filter, metric_as_x  # noqa: E402
 from drocli.errors import DrocliError, did_you_mean  # noqa: E402
 
 FORMATS = ("png", "pdf", "svg")
@@ -41,7 +41,7 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
            "#8c564b", "#7f7f7f", "#bcbd22", "#17becf", "#9467bd")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 DEFAULT_XLABELS = {"oracle_calls": "# oracle calls", "time_s": "wall time (s)",
-                   "step": "checkpoint"}
+                   "step": "checkpoint", "iteration": "iteration"}
 RC = {
     "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "xtick.labelsize": 8,
     "ytick.labelsize": 8, "legend.fontsize": 9, "axes.spines.top": False,
@@ -174,7 +174,8 @@ def _check_columns(records: pd.DataFrame, spec: FigureSpec) -> None:
                                if spec.x in missing else "regenerate records.csv"))
     if not pd.api.types.is_numeric_dtype(records[spec.x]):
         raise DrocliError(f"x column {spec.x!r} is not numeric", key=f"{where}.x",
-                          fix="use oracle_calls, time_s or step")
+                          fix="use oracle_calls, time_s, step or a recorded metric such "
+                              "as iteration")
     metrics = sorted(map(str, records["metric"].dropna().unique()))
     for i, panel in enumerate(spec.panels):
         if panel.metric not in metrics:
@@ -220,6 +221,7 @@ def _legend_grid(labels: list[str], width_in: float) -> tuple[int, int]:
 
 def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str | None
                  ) -> Figure:
+    records = metric_as_x(records, spec.x)      # x may be a recorded metric (iteration)
     _check_columns(records, spec)
     rows = apply_filter(records, spec.filter, where=f"figures[{spec.name}].filter")
     rows = rows[rows["metric"].isin([p.metric for p in spec.panels])]

@@ -69,6 +69,11 @@ def is_finished(out: Path, cell_id: str) -> bool:
     return bool(st) and st.get("status") in DONE
 
 
+def param_column(name: str) -> str:
+    """Column of a swept parameter; `param_` prefix where it would clash with COLUMNS."""
+    return f"param_{name}" if name in COLUMNS else name
+
+
 def merge(out: Path, cells) -> pd.DataFrame:
     """Join the finished cells' rows with their identity columns into one tidy frame."""
     frames = []
@@ -77,6 +82,7 @@ def merge(out: Path, cells) -> pd.DataFrame:
         for k in c.swept:
             if k not in swept_keys:
                 swept_keys.append(k)
+    columns = [param_column(k) for k in swept_keys]
     for c in cells:
         csv_path, _ = cell_paths(out, c.id)
         if not is_finished(out, c.id):
@@ -86,13 +92,13 @@ def merge(out: Path, cells) -> pd.DataFrame:
                  "dataset": c.dataset, "seed": c.seed}
         for k, v in ident.items():
             rows[k] = v
-        for k in swept_keys:
-            rows[k] = c.swept.get(k)
+        for k, col in zip(swept_keys, columns, strict=True):
+            rows[col] = c.swept.get(k)
         frames.append(rows)
     if not frames:
-        return pd.DataFrame(columns=COLUMNS + swept_keys)
+        return pd.DataFrame(columns=COLUMNS + columns)
     df = pd.concat(frames, ignore_index=True)
-    return df[COLUMNS + swept_keys]
+    return df[COLUMNS + columns]
 
 
 def write_records(out: Path, df: pd.DataFrame) -> Path:

@@ -147,3 +147,18 @@ def test_help_teaches():
     assert res.returncode == 0
     assert "Examples:" in res.stdout and "--set" in res.stdout and "resume" in res.stdout
     assert Path(sys.executable).exists()
+
+
+def test_swept_param_named_like_a_column_keeps_both(tiny_spec, tmp_path):
+    """A solver parameter called `step` must not overwrite the checkpoint column."""
+    from drocli.cells import Cell
+    from drocli.records import merge, write_cell
+
+    cell = Cell(experiment="e", solver="s", label="S", dataset="d", seed=0, data_name="d",
+                data_params={}, data_seed=0, problem_name="p", problem_params={},
+                solver_params={"step": 0.5}, budget={}, metrics=(), swept={"step": 0.5})
+    write_cell(tmp_path, cell.id, [(0, 0, 0.0, "m", 1.0), (1, 10, 0.1, "m", 0.5)],
+               {"status": "done"})
+    df = merge(tmp_path, [cell])
+    assert df["step"].tolist() == [0, 1]
+    assert df["param_step"].tolist() == [0.5, 0.5]

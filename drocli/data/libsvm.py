@@ -1,0 +1,127 @@
+"""LIBSVM-format binary classification data (e.g. w8a, spec 002 §3.7) and the offline stand-in
+of spec 002 §6 ("digits_bin"), for the logistic finite-sum problem.
+
+libsvm: one file in LIBSVM / svmlight format (`label idx:value ...`, 1-based indices; a `.gz`
+or `.bz2` suffix is read compressed), parsed by `sklearn.datasets.load_svmlight_file` with
+`n_features` columns (w8a: 300). The file `name` (e.g. "w8a", the LIBSVM train split with
+n = 49,749) is looked up in data.params.path (a folder), else `$DROCLI_DATA/libsvm/`; the
+parsed sparse arrays are cached (`drocli.data.cache`). Labels are mapped to {0, 1}:
++1 -> 1 and -1 (or 0) -> 0 ([UNSPEC] spec §3.7: y in {0, 1}); any other label is an error.
+Features are used as they are, without an intercept ([UNSPEC] spec §3.7). X is dense float64
+(the finite-sum kernels are dense); w8a is 49,749 x 300, 120 MB.
+
+digits_bin (spec §6, preferred offline stand-in for w8a; no download): scikit-learn's bundled
+8x8 digits (n = 1,797, d = 64), features binarised z_ij = 1[pixel >= threshold] (default 8,
+pixels 0..16), label y = 1[digit == positive] (default 0, about 10% positives), no
+intercept: sparse binary features, imbalanced labels and heterogeneous ||z_i||^2 like w8a.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from drocli import registry
+from drocli.data.base import GroupedData
+from drocli.data.cache import cached_arrays, find_files, resolve
+from drocli.errors import DrocliError
+
+NAME = "libsvm"
+KEY = "data.params"
+
+
+def _name(params: dict) -> str:
+    name = str(params.get("name") or "").strip()
+    if not name or "/" in name or name in (".", ".."):
+        raise DrocliError(f"name must be a file name such as w8a, got {name!r}",
+                          key=f"{KEY}.name", fix="e.g. name: w8a (the file in path or "
+                          "$DROCLI_DATA/libsvm/)")
+    return name
+
+
+def locate(params: dict):
+    """The file `name` (or `name.gz`) in path or $DROCLI_DATA/libsvm/ (DrocliError if absent)."""
+    name = _name(params)
+    folder = find_files(NAME, [], [name], path=str(params.get("path") or ""),
+                        what=f"LIBSVM {name!r}")
+    return resolve(folder, name)
+
+
+def labels01(y: np.ndarray, file: str = "") -> np.ndarray:
+    """Binary labels {-1, +1} or {0, 1} (either alone too) -> {0.0, 1.0}."""
+    y = np.asarray(y, dtype=np.float64)
+    have = np.unique(y)
+    if not np.all(np.isin(have, (-1.0, 0.0, 1.0))) or (-1.0 in have and 0.0 in have):
+        shown = ", ".join(f"{v:g}" for v in have[:6]) + (", ..." if have.size > 6 else "")
+        raise DrocliError(f"binary labels expected (-1/+1 or 0/1), found {shown}",
+                          file=file or None, fix="use a binary LIBSVM data set such as w8a")
+    return (y > 0).astype(np.float64)
+
+
+@registry.data(
+    NAME,
+    preflight=locate,
+    params={"name": "w8a", "path": "", "n_features": 300},
+    description="a binary LIBSVM-format file (e.g. w8a) from path or $DROCLI_DATA/libsvm/, "
+                "labels mapped to {0, 1}, dense features, no intercept",
+)
+def load(params: dict, seed: int) -> GroupedData:
+    """Parse (cached) the LIBSVM file and map its labels to {0, 1}; `seed` is unused."""
+    nf = params.get("n_features", 300)
+    if isinstance(nf, bool) or not isinstance(nf, int) or nf < 1:
+        raise DrocliError(f"n_features must be an integer >= 1, got {nf!r}",
+                          key=f"{KEY}.n_features", fix="n_features: 300 (w8a)")
+    file = locate(params)
+
+    def build():
+        from sklearn.datasets import load_svmlight_file
+
+        try:
+            X, y = load_svmlight_file(str(file), n_features=nf, dtype=np.float64)
+        except ValueError as exc:
+            raise DrocliError(f"cannot parse as LIBSVM with n_features={nf}: {exc}",
+                              file=str(file),
+                              fix="check the file and n_features (w8a: 300)") from exc
+        X = X.tocsr()
+        X.sort_indices()
+        return {"data": X.data, "indices": X.indices.astype(np.int64),
+                "indptr": X.indptr.astype(np.int64), "y": np.asarray(y, dtype=np.float64)}
+
+    raw = cached_arrays(NAME, [file], build, tag=f"svmlight:{nf}")
+    from scipy.sparse import csr_matrix
+
+    n = raw["indptr"].shape[0] - 1
+    X = csr_matrix((np.asarray(raw["data"]), np.asarray(raw["indices"]),
+                    np.asarray(raw["indptr"])), shape=(n, nf)).toarray()
+    y = labels01(raw["y"], str(file))
+    info = {"path": str(file), "n": n, "n_features": nf, "positives": int(y.sum()),
+            "nnz_per_row": float(np.count_nonzero(X) / max(n, 1))}
+    return GroupedData(_name(params), np.ascontiguousarray(X), y, np.zeros(n, dtype=np.int64),
+                       info=info)
+
+
+@registry.data(
+    "digits_bin",
+    params={"threshold": 8, "positive": 0},
+    description="offline stand-in for w8a (spec 002 §6): scikit-learn's bundled digits, "
+                "features 1[pixel >= threshold], label 1[digit == positive], no intercept",
+)
+def load_digits_bin(params: dict, seed: int) -> GroupedData:
+    """Binarised digits, one digit vs the rest (module docstring); `seed` is unused."""
+    thr = float(params.get("threshold", 8))
+    pos = params.get("positive", 0)
+    if not 0 < thr <= 16:
+        raise DrocliError(f"threshold must lie in (0, 16], got {thr}", key=f"{KEY}.threshold",
+                          fix="threshold: 8 (pixels run 0..16)")
+    if isinstance(pos, bool) or pos not in range(10):
+        raise DrocliError(f"positive must be a digit 0..9, got {pos!r}", key=f"{KEY}.positive",
+                          fix="positive: 0")
+    from sklearn.datasets import load_digits
+
+    X, digit = load_digits(return_X_y=True)
+    Z = (np.asarray(X) >= thr).astype(np.float64)
+    y = (np.asarray(digit) == pos).astype(np.float64)
+    n = Z.shape[0]
+    info = {"source": "sklearn.datasets.load_digits", "threshold": thr, "positive": int(pos),
+            "positives": int(y.sum()), "nnz_per_row": float(Z.sum() / n)}
+    return GroupedData("digits_bin", np.ascontiguousarray(Z), y, np.zeros(n, dtype=np.int64),
+                       info=info)
