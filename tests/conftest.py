@@ -23,6 +23,8 @@ FAMILY_FIXTURES = {
              "mero", {"loss": "logistic", "radius": 10.0}),
     "finite_sum": ("regression_synthetic", {"n": 30, "d": 4, "nu": 0.0, "sigma": 1.0},
                    "finite_sum", {"objective": "least_squares", "mu": 0.0}),
+    "zo_mero": ("mero_regression", {"groups": 3, "dim": 4},
+                "mero_regression", {"loss": "absolute", "radius": 2.0, "inner_iters": 200}),
 }
 
 TINY_SPEC = textwrap.dedent("""\

@@ -1,0 +1,1 @@
+"""Zeroth-order solvers for MERO (paper 001)."""
