@@ -68,6 +68,7 @@ class PanelSpec(BaseModel):
     xlim: tuple[float | None, float | None] | None = None
     logy: bool | None = None           # default: the figure's logy
     filter: FilterSpec = Field(default_factory=dict)   # merged over the figure's filter
+    reference_slope: float | None = None   # dashed c * x^slope guide (e.g. -0.5: O(1/sqrt t))
 
     @model_validator(mode="after")
     def _limits(self):
@@ -289,7 +290,7 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
     sub = apply_filter(rows, panel.filter, where=f"{where}.filter")
     sub = sub[sub["metric"] == panel.metric]
     logy = spec.logy if panel.logy is None else panel.logy
-    bands, notes = [], []
+    bands, notes, anchor = [], [], None
     for lab in labels:
         lrows = sub[sub["label"].astype(str) == lab]
         if lrows.empty:
@@ -309,6 +310,10 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
         ax.plot(g, c, color=color, lw=1.6, marker=marker, markersize=4,
                 markevery=(0.03 + 0.025 * (len(bands) % 6), 0.16), label=lab)
         bands.append((g[ok], agg.lo[ok], agg.hi[ok]))
+        if anchor is None:
+            anchor = (g[ok], c[ok])
+    if panel.reference_slope is not None and anchor is not None:
+        _reference_line(ax, *anchor, panel.reference_slope)
     ax.set_title(panel.title if panel.title is not None else panel.metric)
     ax.set_xlabel(spec.xlabel if spec.xlabel is not None
                   else DEFAULT_XLABELS.get(spec.x, spec.x))
@@ -348,6 +353,21 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
     if notes:
         ax.text(0.02, 0.02, "\n".join(notes), transform=ax.transAxes, ha="left",
                 va="bottom", fontsize=7, color="#a00000")
+
+
+def _reference_line(ax, x: np.ndarray, y: np.ndarray, slope: float) -> None:
+    """Dashed guide c * x^slope through the first curve at its log-middle x (x > 0)."""
+    pos = (x > 0) & (y > 0)
+    if pos.sum() < 2:
+        return
+    x, y = x[pos], y[pos]
+    xm = math.exp(0.5 * (math.log(x[0]) + math.log(x[-1])))
+    i = int(np.argmin(np.abs(np.log(x) - math.log(xm))))
+    c = y[i] / x[i] ** slope
+    xs = np.geomspace(x[0], x[-1], 50)
+    ax.plot(xs, 0.5 * c * xs ** slope, ls="--", lw=1.0, color="0.35", zorder=1)
+    ax.text(xs[-1], 0.5 * c * xs[-1] ** slope, f" $O(x^{{{slope:g}}})$", fontsize=7,
+            color="0.35", ha="right", va="top")
 
 
 def auto_ylim(bands: list[tuple[np.ndarray, np.ndarray, np.ndarray]], logy: bool = False,

@@ -152,3 +152,18 @@ def test_plot_writes_readable_figure(tmp_path):
     with pytest.raises(DrocliError) as ei:
         plot_figures(df, [bad], tmp_path)
     assert "nope" in str(ei.value) and "train" in str(ei.value)
+
+
+def test_reference_line_has_the_requested_slope():
+    from drocli.plotting import make_figure
+
+    x = np.geomspace(1, 1e4, 30)
+    df = records({"A": {0: (x, 1 / np.sqrt(x))}})
+    fig = make_figure(df, FigureSpec.model_validate({
+        "name": "r", "logx": True, "logy": True,
+        "panels": [{"metric": "m", "reference_slope": -0.5}]}))
+    dashed = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]
+    assert len(dashed) == 1
+    xs, ys = dashed[0].get_data()
+    slope = np.polyfit(np.log(xs), np.log(ys), 1)[0]
+    assert slope == pytest.approx(-0.5, abs=1e-9)
