@@ -32,6 +32,7 @@ import numpy as np
 from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops import zo_estimators as zo
+from drocli.ops.kernels import log_normalize_probs
 
 SMOOTHNESS = ("auto", "smooth", "nonsmooth")
 BLOCK = 64      # rounds of samples and directions drawn per rng call (checkpoint independent)
@@ -175,18 +176,9 @@ def zo_smd_chunk(X, Y, Uc, Vc, Us, Vs, t0, n, mode, gdro, loss_id, eta_i, eta_w,
         for c in range(d):
             w[c] -= eta_w[k] * gw[c]
         _project(w, radius)
-        mx = -np.inf
         for i in range(m):
             lq[i] += eta_q[k] * gq[i]
-            if lq[i] > mx:
-                mx = lq[i]
-        z = 0.0
-        for i in range(m):
-            z += math.exp(lq[i] - mx)
-        lz = mx + math.log(z)
-        for i in range(m):
-            lq[i] -= lz
-            q[i] = math.exp(lq[i])
+        log_normalize_probs(lq, q)
 
 
 def round_cost(mode: int, gdro: bool, m: int, r: int) -> int:
