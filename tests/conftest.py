@@ -25,6 +25,7 @@ FAMILY_FIXTURES = {
                    "finite_sum", {"objective": "least_squares", "mu": 0.0}),
     "zo_mero": ("mero_regression", {"groups": 3, "dim": 4},
                 "mero_regression", {"loss": "absolute", "radius": 2.0, "inner_iters": 200}),
+    "moo": ("moo_none", {}, "vlmop2", {"dim": 10, "pref": 0.3}),
 }
 
 TINY_SPEC = textwrap.dedent("""\

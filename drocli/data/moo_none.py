@@ -1,0 +1,24 @@
+"""Placeholder data source for synthetic multi-objective problems (paper 003, VLMOP2).
+
+VLMOP2 (spec 003 §3.1.1) has closed-form objectives and needs no samples; the runner always
+loads `data.name` first, so specs name this source. It returns an empty GroupedData whose
+info says kind = "none".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from drocli import registry
+from drocli.data.base import GroupedData
+
+
+@registry.data(
+    "moo_none",
+    params={},
+    description="paper 003: no data (closed-form synthetic multi-objective problems)",
+)
+def load(params: dict, seed: int) -> GroupedData:
+    """An empty data set (one dummy group, zero rows); the seed is unused."""
+    return GroupedData("moo_none", np.zeros((0, 1)), np.zeros(0), np.zeros(1, dtype=np.int64),
+                       info={"kind": "none"})

@@ -1,0 +1,1 @@
+"""drocli.solvers.moo: multi-objective solvers (paper 003, (Ada)OMD-TCH)."""
