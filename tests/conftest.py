@@ -64,6 +64,24 @@ TINY_SPEC = textwrap.dedent("""\
     """)
 
 
+def load_source(name, params=None, seed=0):
+    """A registered data source's output for params overlaid on its defaults."""
+    from drocli import registry
+
+    entry = registry.get("data", name)
+    return entry.func(registry.resolve_params(entry, dict(params or {})), seed)
+
+
+@pytest.fixture
+def data_home(tmp_path, monkeypatch) -> Path:
+    """An empty $DROCLI_DATA of the test's own (the cache never lands in ~/.cache)."""
+    home = tmp_path / "drocli_data"
+    home.mkdir()
+    monkeypatch.setenv("DROCLI_DATA", str(home))
+    monkeypatch.delenv("DROCLI_NO_CACHE", raising=False)
+    return home
+
+
 @pytest.fixture
 def tiny_spec(tmp_path) -> Path:
     path = tmp_path / "tiny.yaml"

@@ -11,21 +11,9 @@ import pytest
 
 from drocli import registry
 from drocli.errors import DrocliError
+from tests.conftest import load_source as load
 
-
-@pytest.fixture(autouse=True)
-def data_home(tmp_path, monkeypatch):
-    """Every test gets its own empty $DROCLI_DATA (the cache never lands in ~/.cache)."""
-    home = tmp_path / "drocli_data"
-    home.mkdir()
-    monkeypatch.setenv("DROCLI_DATA", str(home))
-    monkeypatch.delenv("DROCLI_NO_CACHE", raising=False)
-    return home
-
-
-def load(name, params=None, seed=0):
-    entry = registry.get("data", name)
-    return entry.func(registry.resolve_params(entry, dict(params or {})), seed)
+pytestmark = pytest.mark.usefixtures("data_home")
 
 
 # ---- concept_shift (data model B) ------------------------------------------------------------

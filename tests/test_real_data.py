@@ -18,25 +18,14 @@ import pytest
 from drocli import registry
 from drocli.data import cache, idx
 from drocli.errors import DrocliError
+from tests.conftest import load_source as load
 
 FASHION_SYSTEM = Path("/usr/share/datasets/fashion-mnist")
 IDX_NAMES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
              "t10k-labels-idx1-ubyte")
 
 
-@pytest.fixture(autouse=True)
-def data_home(tmp_path, monkeypatch) -> Path:
-    """Every test gets its own empty $DROCLI_DATA (the cache never lands in ~/.cache)."""
-    home = tmp_path / "drocli_data"
-    home.mkdir()
-    monkeypatch.setenv("DROCLI_DATA", str(home))
-    monkeypatch.delenv("DROCLI_NO_CACHE", raising=False)
-    return home
-
-
-def load(name, params=None, seed=0):
-    entry = registry.get("data", name)
-    return entry.func(registry.resolve_params(entry, dict(params or {})), seed)
+pytestmark = pytest.mark.usefixtures("data_home")
 
 
 # ---- writers of the real formats ----------------------------------------------------------
