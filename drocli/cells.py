@@ -1,4 +1,5 @@
-"""Expand a spec into cells: data-grid x solver-grid x seed, each with a stable id and stream."""
+"""Expand a spec into cells: data-grid x problem-grid x solver-grid x seed, each with a stable
+id and stream."""
 
 from __future__ import annotations
 
@@ -77,11 +78,12 @@ def expand(spec: Spec) -> list[Cell]:
     """All cells of a resolved spec, in a stable order."""
     d_entry = registry.get("data", spec.data.name)
     p_entry = registry.get("problem", spec.problem.name)
-    problem_params = registry.resolve_params(p_entry, spec.problem.params)
     budget = spec.budget.model_dump()
     cells = []
-    for dcombo in _product(spec.data.grid):
+    for dcombo, pcombo in itertools.product(_product(spec.data.grid),
+                                            _product(spec.problem.grid)):
         data_params = registry.resolve_params(d_entry, {**spec.data.params, **dcombo})
+        problem_params = registry.resolve_params(p_entry, {**spec.problem.params, **pcombo})
         dbase = spec.data.label or spec.data.name
         dataset = _label(dbase, dcombo, "{" in dbase)
         for s in spec.solvers:
@@ -96,5 +98,5 @@ def expand(spec: Spec) -> list[Cell]:
                         data_seed=int(seed if spec.data.seed is None else spec.data.seed),
                         problem_name=spec.problem.name, problem_params=problem_params,
                         solver_params=params, budget=budget, metrics=tuple(spec.metrics),
-                        swept={**dcombo, **scombo}))
+                        swept={**dcombo, **pcombo, **scombo}))
     return cells

@@ -89,7 +89,7 @@ class ClaimSpec(BaseModel):
     kind: str
     metric: str | None = None
     solver: str
-    others: list[str] = Field(min_length=1)
+    others: list[str] = Field(default_factory=list)   # at least one, except `pooled` + value
     per_seed: bool | None = None            # None: the kind's default
     profiles: list[str] | None = None       # None: every profile
     reproduced: bool = True
@@ -103,6 +103,8 @@ class ClaimSpec(BaseModel):
     after_fraction: float | None = Field(default=None, ge=0, lt=1)   # smoother
     measure: Literal["tv", "excess"] | None = None                    # smoother
     factor: float | None = Field(default=None, gt=0)                  # wall_time_below
+    statistic: Literal["mean", "max", "min", "median"] | None = None  # pooled
+    value: float | None = None                                        # pooled
 
     @field_validator("kind")
     @classmethod
@@ -123,6 +125,9 @@ class ClaimSpec(BaseModel):
                              f"(its own fields: {accepted})")
         if kind.needs_metric and not self.metric:
             raise ValueError(f"kind {self.kind!r} needs `metric`")
+        if not self.others and not (self.kind == "pooled" and self.value is not None):
+            raise ValueError("`others` must list at least one label to compare with "
+                             "(kind pooled with `value` compares with a number instead)")
         if self.solver in self.others:
             raise ValueError(f"solver {self.solver!r} is also listed in others")
         if len(set(self.others)) != len(self.others):
@@ -499,6 +504,40 @@ def wall_time_below(claim: ClaimSpec, data):
     stats = _final_stats(data, claim, column="time_s")
     return _judge(claim, stats, factor=claim.factor or 1.0, unit=" s",
                   fmt=lambda vs: [f"{float(v):.3g}" for v in vs], prefix="wall time: ")
+
+
+@claim_kind("pooled", fields=("statistic", "value", "margin", "direction"))
+def pooled(claim: ClaimSpec, data):
+    """A statistic (mean, max, ...) of the final values pooled over every cell that passes
+    the filter (all seeds and swept settings, e.g. all preferences): solver below each other
+    label, or, with `value`, every listed label below that number."""
+    direction = claim.direction or "below"
+    stat = claim.statistic or "mean"
+    op = "<" if direction == "below" else ">"
+    vals = {}
+    for label, rows in data.items():
+        order = [c for c in ("cell", "step", "oracle_calls") if c in rows.columns]
+        last = rows.sort_values(order, kind="stable").groupby("cell", sort=False).tail(1)
+        v = pd.to_numeric(last["value"], errors="coerce").to_numpy(dtype=float)
+        v = np.where(np.isfinite(v), v, _worst(direction))
+        vals[label] = (getattr(np, stat)(v), v.size)
+    n_txt = ", ".join(f"{k}: {n}" for k, (_, n) in vals.items())
+    tail = f"{stat} over final values of all cells ({n_txt})"
+    if claim.value is not None:
+        ok = {k: _beats(s, claim.value, direction, claim.margin or 0.0) for k, (s, _) in
+              vals.items()}
+        shown = fmt_values([s for s, _ in vals.values()])
+        parts = [f"{k} {t} {op if ok[k] else 'NOT ' + op} {claim.value:g}"
+                 for (k, t) in zip(vals, shown, strict=True)]
+        return all(ok.values()), f"{'; '.join(parts)} ({tail})", \
+            {k: s for k, (s, _) in vals.items()}
+    sv = vals[claim.solver][0]
+    others = {o: vals[o][0] for o in claim.others}
+    ok = {o: _beats(sv, ov, direction, claim.margin or 0.0) for o, ov in others.items()}
+    if claim.margin:
+        tail += f"; margin {claim.margin:g}"
+    return all(ok.values()), f"{_relation(claim.solver, sv, others, ok, op)} ({tail})", \
+        {k: s for k, (s, _) in vals.items()}
 
 
 # --- reporting ----------------------------------------------------------------------------

@@ -123,7 +123,8 @@ def plot(results_dir, out, fmt):
     spec = _saved_spec(results_dir)
     df = read_records(results_dir)
     paths = plot_figures(df, spec.figures, Path(out or Path(results_dir) / "figures"), fmt=fmt,
-                         experiment_title=spec.title or spec.name)
+                         experiment_title=spec.title or spec.name,
+                         context={"spec": spec, "results_dir": Path(results_dir)})
     for p in paths:
         click.echo(str(p))
 

@@ -15,6 +15,8 @@ import os
 import re
 import textwrap
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -84,6 +86,7 @@ class FigureSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    kind: Literal["curves"] = "curves"
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")   # file stem
     title: str | None = None
     caption: str | None = None
@@ -114,18 +117,75 @@ class FigureSpec(BaseModel):
         return tuple(self.layout) if self.layout else (1, len(self.panels))
 
 
+# --- figure kinds -------------------------------------------------------------------------
+# `kind: curves` (default) is drawn here; other kinds (objective space, scatter, box plots,
+# tables) live in drocli/plots/, one module each, registered with `figure_kind`. A kind's
+# model has `name`, `title`, `caption`; its render function writes files and returns paths.
+
+@dataclass(frozen=True)
+class FigureKind:
+    model: type
+    render: Callable   # (records, spec, out_dir, formats, dpi, experiment_title, context)
+
+
+FIGURE_KINDS: dict[str, FigureKind] = {}
+
+
+def figure_kind(name: str, model: type):
+    """Decorator: register `render(...) -> list[Path]` for figures with `kind: <name>`."""
+    def deco(render):
+        FIGURE_KINDS[name] = FigureKind(model, render)
+        return render
+    return deco
+
+
+def _load_kinds() -> None:
+    import importlib
+    import pkgutil
+
+    import drocli.plots as plots
+
+    for mod in pkgutil.iter_modules(plots.__path__):
+        importlib.import_module(f"drocli.plots.{mod.name}")
+
+
+def validate_figure(raw) -> BaseModel:
+    """The figure model of a spec entry, chosen by its `kind` (default: curves)."""
+    if isinstance(raw, BaseModel):
+        return raw
+    _load_kinds()
+    kind = raw.get("kind", "curves") if isinstance(raw, dict) else "curves"
+    if kind == "curves":
+        return FigureSpec.model_validate(raw)
+    if kind not in FIGURE_KINDS:
+        raise ValueError(f"unknown figure kind {kind!r}; "
+                         f"{did_you_mean(str(kind), ['curves', *FIGURE_KINDS])}")
+    return FIGURE_KINDS[kind].model.model_validate(raw)
+
+
+def save_figure(fig: Figure, out_dir: Path, name: str, formats: list[str], dpi: int,
+                title: str) -> list[Path]:
+    """Write `fig` as out_dir/<name>.<fmt> for each format, atomically."""
+    paths = []
+    for f in formats:
+        path = Path(out_dir) / f"{name}.{f}"
+        _save_atomic(fig, path, f, dpi, title)
+        paths.append(path)
+    return paths
+
+
 # --- public API ---------------------------------------------------------------------------
 
-def plot_figures(records: pd.DataFrame, figures: list[FigureSpec], out_dir: Path,
+def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
                  fmt: str = "png", experiment_title: str | None = None,
-                 dpi: int = 150) -> list[Path]:
+                 dpi: int = 150, context: dict | None = None) -> list[Path]:
     """Render every figure to `out_dir/<name>.<fmt>`; return the written paths.
 
-    `fmt` is png, pdf or svg, or a comma-separated list of them ("png,pdf").
+    `fmt` is png, pdf or svg, or a comma-separated list of them ("png,pdf"). `context`
+    carries what some kinds need beyond the records (the resolved spec, as `spec`).
     """
     formats = _formats(fmt)
-    figures = [f if isinstance(f, FigureSpec) else FigureSpec.model_validate(f)
-               for f in figures]
+    figures = [validate_figure(f) for f in figures]
     names = [f.name for f in figures]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -136,12 +196,13 @@ def plot_figures(records: pd.DataFrame, figures: list[FigureSpec], out_dir: Path
     paths = []
     with matplotlib.rc_context(RC):
         for spec in figures:
+            if spec.kind != "curves":
+                paths += FIGURE_KINDS[spec.kind].render(records, spec, out_dir, formats, dpi,
+                                                        experiment_title, context or {})
+                continue
             fig = make_figure(records, spec, experiment_title=experiment_title)
             title = " - ".join(t for t in (experiment_title, spec.title) if t) or spec.name
-            for f in formats:
-                path = out_dir / f"{spec.name}.{f}"
-                _save_atomic(fig, path, f, dpi, title)
-                paths.append(path)
+            paths += save_figure(fig, out_dir, spec.name, formats, dpi, title)
     return paths
 
 

@@ -54,6 +54,7 @@ class DataSpec(_Strict):
 class ProblemSpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)   # e.g. one cell per preference
 
 
 class SolverSpec(_Strict):
@@ -116,9 +117,9 @@ class Spec(_Strict):
     @field_validator("figures")
     @classmethod
     def _figures(cls, v):
-        from drocli.plotting import FigureSpec
+        from drocli.plotting import validate_figure
 
-        return [FigureSpec.model_validate(f) if isinstance(f, dict) else f for f in v]
+        return [validate_figure(f) for f in v]
 
     @field_validator("claims")
     @classmethod
@@ -299,7 +300,9 @@ def check_names(spec: Spec, file: str) -> None:
     registry.resolve_params(d, {**spec.data.params, **{k: v[0] for k, v in spec.data.grid.items()
                                                        if v}}, file=file, key="data.params")
     p = registry.get("problem", spec.problem.name, file=file, key="problem.name")
-    registry.resolve_params(p, spec.problem.params, file=file, key="problem.params")
+    registry.resolve_params(p, {**spec.problem.params, **{k: v[0] for k, v in
+                                                          spec.problem.grid.items() if v}},
+                            file=file, key="problem.params")
     for i, s in enumerate(spec.solvers):
         e = registry.get("solver", s.name, file=file, key=f"solvers.{i}.name")
         grid_first = {k: v[0] for k, v in s.grid.items() if v}
@@ -319,7 +322,7 @@ def check_names(spec: Spec, file: str) -> None:
                 raise DrocliError(f"claim names unknown solver label {lab!r}", file=file,
                                   key=f"claims.{i}", fix=did_you_mean(lab, labels))
     for i, f in enumerate(spec.figures):
-        for lab in f.legend or []:
+        for lab in getattr(f, "legend", None) or []:
             if lab not in labels:
                 raise DrocliError(f"legend names unknown solver label {lab!r}", file=file,
                                   key=f"figures.{i}.legend", fix=did_you_mean(lab, labels))

@@ -1,0 +1,1 @@
+"""Figure kinds beyond convergence curves (objective space, scatter, box plots, tables)."""

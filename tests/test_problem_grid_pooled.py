@@ -1,0 +1,66 @@
+"""problem.grid expands into cells (one per value, swept column), and the pooled claim kind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from drocli.cells import expand
+from drocli.claims import ClaimSpec, evaluate_claims
+from drocli.spec import Spec
+
+SPEC = {
+    "name": "g", "data": {"name": "moo_none"},
+    "problem": {"name": "vlmop2", "params": {"dim": 10}, "grid": {"pref": [0.2, 0.5, 0.8]}},
+    "solvers": [{"name": "omd_tch", "label": "OMD"}], "seeds": [0, 1],
+    "budget": {"epochs": 5},
+}
+
+
+def test_problem_grid_cells():
+    cells = expand(Spec.model_validate(SPEC))
+    assert len(cells) == 3 * 2
+    assert sorted({c.problem_params["pref"] for c in cells}) == [0.2, 0.5, 0.8]
+    assert all(c.swept == {"pref": c.problem_params["pref"]} for c in cells)
+    assert len({c.id for c in cells}) == 6
+    # the same settings without a grid keep the ids of a single-valued spec
+    one = dict(SPEC, problem={"name": "vlmop2", "params": {"dim": 10, "pref": 0.5}})
+    ids = {c.id for c in expand(Spec.model_validate(one))}
+    assert ids <= {c.id for c in cells}
+
+
+def _records(values: dict[str, list[float]]) -> pd.DataFrame:
+    rows = []
+    for label, vals in values.items():
+        for k, v in enumerate(vals):
+            for step, val in ((0, 9.0), (1, v)):
+                rows.append({"label": label, "cell": f"{label}{k}", "seed": k % 2,
+                             "pref": k // 2, "step": step, "oracle_calls": step,
+                             "metric": "err", "value": val})
+    return pd.DataFrame(rows)
+
+
+def test_pooled_threshold_and_comparison():
+    df = _records({"A": [0.01, 0.02, 0.03, 0.04], "B": [0.1, 0.0, 0.2, np.nan]})
+    claims = [
+        {"id": "a_max", "text": "", "kind": "pooled", "metric": "err", "solver": "A",
+         "statistic": "max", "value": 0.05},
+        {"id": "a_max_strict", "text": "", "kind": "pooled", "metric": "err", "solver": "A",
+         "statistic": "max", "value": 0.035},
+        {"id": "a_vs_b", "text": "", "kind": "pooled", "metric": "err", "solver": "A",
+         "others": ["B"]},   # mean 0.025 vs B's mean with NaN as worst (inf)
+        {"id": "b_min_above", "text": "", "kind": "pooled", "metric": "err", "solver": "B",
+         "statistic": "min", "value": -1.0, "direction": "above"},
+    ]
+    res = {r.id: r for r in evaluate_claims(df, claims, "paper")}
+    assert res["a_max"].status == "holds" and res["a_max"].values["A"] == pytest.approx(0.04)
+    assert res["a_max_strict"].status == "fails"
+    assert res["a_vs_b"].status == "holds"
+    assert res["b_min_above"].status == "fails"     # NaN counts as the worst value (-inf)
+
+
+def test_others_required_without_value():
+    with pytest.raises(ValueError, match="others"):
+        ClaimSpec.model_validate({"id": "x", "text": "", "kind": "final_below",
+                                  "metric": "m", "solver": "A"})
