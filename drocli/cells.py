@@ -1,5 +1,5 @@
-"""Expand a spec into cells: data-grid x problem-grid x solver-grid x seed, each with a stable
-id and stream."""
+"""Expand a spec into cells: data-grid x problem cases x problem-grid x solver-grid x seed,
+each with a stable id and stream."""
 
 from __future__ import annotations
 
@@ -80,10 +80,13 @@ def expand(spec: Spec) -> list[Cell]:
     p_entry = registry.get("problem", spec.problem.name)
     budget = spec.budget.model_dump()
     cells = []
-    for dcombo, pcombo in itertools.product(_product(spec.data.grid),
-                                            _product(spec.problem.grid)):
+    cases = ([({"setting": k}, v) for k, v in spec.problem.cases.items()]
+             or [({}, {})])
+    for dcombo, (case, case_params), pcombo in itertools.product(
+            _product(spec.data.grid), cases, _product(spec.problem.grid)):
         data_params = registry.resolve_params(d_entry, {**spec.data.params, **dcombo})
-        problem_params = registry.resolve_params(p_entry, {**spec.problem.params, **pcombo})
+        problem_params = registry.resolve_params(
+            p_entry, {**spec.problem.params, **case_params, **pcombo})
         dbase = spec.data.label or spec.data.name
         dataset = _label(dbase, dcombo, "{" in dbase)
         for s in spec.solvers:
@@ -98,5 +101,5 @@ def expand(spec: Spec) -> list[Cell]:
                         data_seed=int(seed if spec.data.seed is None else spec.data.seed),
                         problem_name=spec.problem.name, problem_params=problem_params,
                         solver_params=params, budget=budget, metrics=tuple(spec.metrics),
-                        swept={**dcombo, **pcombo, **scombo}))
+                        swept={**dcombo, **case, **pcombo, **scombo}))
     return cells

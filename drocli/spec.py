@@ -55,6 +55,8 @@ class ProblemSpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)   # e.g. one cell per preference
+    # named settings, each a set of params; swept as column `setting` (e.g. rotation, C=2)
+    cases: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class SolverSpec(_Strict):
@@ -300,9 +302,12 @@ def check_names(spec: Spec, file: str) -> None:
     registry.resolve_params(d, {**spec.data.params, **{k: v[0] for k, v in spec.data.grid.items()
                                                        if v}}, file=file, key="data.params")
     p = registry.get("problem", spec.problem.name, file=file, key="problem.name")
-    registry.resolve_params(p, {**spec.problem.params, **{k: v[0] for k, v in
-                                                          spec.problem.grid.items() if v}},
-                            file=file, key="problem.params")
+    grid_first = {k: v[0] for k, v in spec.problem.grid.items() if v}
+    registry.resolve_params(p, {**spec.problem.params, **grid_first}, file=file,
+                            key="problem.params")
+    for name, case in spec.problem.cases.items():
+        registry.resolve_params(p, {**spec.problem.params, **case, **grid_first}, file=file,
+                                key=f"problem.cases.{name}")
     for i, s in enumerate(spec.solvers):
         e = registry.get("solver", s.name, file=file, key=f"solvers.{i}.name")
         grid_first = {k: v[0] for k, v in s.grid.items() if v}

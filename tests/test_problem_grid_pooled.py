@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from drocli.cells import expand
 from drocli.claims import ClaimSpec, evaluate_claims
-from drocli.spec import Spec
+from drocli.errors import DrocliError
+from drocli.spec import Spec, load_spec
 
 SPEC = {
     "name": "g", "data": {"name": "moo_none"},
@@ -64,3 +66,19 @@ def test_others_required_without_value():
     with pytest.raises(ValueError, match="others"):
         ClaimSpec.model_validate({"id": "x", "text": "", "kind": "final_below",
                                   "metric": "m", "solver": "A"})
+
+
+def test_problem_cases_sweep_named_settings():
+    spec = dict(SPEC, problem={"name": "vlmop2", "params": {"dim": 10},
+                               "cases": {"left": {"pref": 0.2}, "right": {"pref": 0.8}}})
+    cells = expand(Spec.model_validate(spec))
+    assert [(c.swept["setting"], c.problem_params["pref"]) for c in cells[::2]] == \
+        [("left", 0.2), ("right", 0.8)]
+
+
+def test_problem_case_typo_names_the_case(tmp_path):
+    bad = dict(SPEC, problem={"name": "vlmop2", "cases": {"x": {"prefs": 0.2}}})
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    with pytest.raises(DrocliError, match="problem.cases.x"):
+        load_spec(path)
