@@ -97,6 +97,7 @@ class FigureSpec(BaseModel):
     logx: bool = False
     logy: bool = False
     legend: list[str] | None = None     # order and selection of labels
+    colors: dict[str, str] = Field(default_factory=dict)   # label -> color (paper's colors)
     panels: list[PanelSpec] = Field(min_length=1)
     filter: FilterSpec = Field(default_factory=dict)
     sharey: bool = False
@@ -288,7 +289,7 @@ def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str 
     rows = apply_filter(records, spec.filter, where=f"figures[{spec.name}].filter")
     rows = rows[rows["metric"].isin([p.metric for p in spec.panels])]
     labels = _label_order(rows, spec)
-    style = {lab: (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)])
+    style = {lab: (spec.colors.get(lab, PALETTE[i % len(PALETTE)]), MARKERS[i % len(MARKERS)])
              for i, lab in enumerate(labels)}
 
     n_rows, n_cols = spec.grid_shape
