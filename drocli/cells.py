@@ -1,5 +1,5 @@
-"""Expand a spec into cells: data-grid x problem cases x problem-grid x solver-grid x seed,
-each with a stable id and stream."""
+"""Expand a spec into cells: cases x data-grid x problem-grid x solver-grid x seed, each with
+a stable id and stream."""
 
 from __future__ import annotations
 
@@ -75,18 +75,22 @@ def _label(base: str, combo: dict, template_has_fields: bool) -> str:
 
 
 def expand(spec: Spec) -> list[Cell]:
-    """All cells of a resolved spec, in a stable order."""
+    """All cells of a resolved spec (every case, if it has cases), in a stable order."""
+    cells = []
+    for name, case in spec.case_specs():
+        cells += _expand_one(case, {} if name is None else {"setting": name})
+    return cells
+
+
+def _expand_one(spec: Spec, case: dict) -> list[Cell]:
     d_entry = registry.get("data", spec.data.name)
     p_entry = registry.get("problem", spec.problem.name)
     budget = spec.budget.model_dump()
     cells = []
-    cases = ([({"setting": k}, v) for k, v in spec.problem.cases.items()]
-             or [({}, {})])
-    for dcombo, (case, case_params), pcombo in itertools.product(
-            _product(spec.data.grid), cases, _product(spec.problem.grid)):
+    for dcombo, pcombo in itertools.product(_product(spec.data.grid),
+                                            _product(spec.problem.grid)):
         data_params = registry.resolve_params(d_entry, {**spec.data.params, **dcombo})
-        problem_params = registry.resolve_params(
-            p_entry, {**spec.problem.params, **case_params, **pcombo})
+        problem_params = registry.resolve_params(p_entry, {**spec.problem.params, **pcombo})
         dbase = spec.data.label or spec.data.name
         dataset = _label(dbase, dcombo, "{" in dbase)
         for s in spec.solvers:

@@ -55,8 +55,6 @@ class ProblemSpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)   # e.g. one cell per preference
-    # named settings, each a set of params; swept as column `setting` (e.g. rotation, C=2)
-    cases: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class SolverSpec(_Strict):
@@ -98,6 +96,9 @@ class Spec(_Strict):
     figures: list[Any] = Field(default_factory=list)
     claims: list[Any] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # named settings (e.g. rotation, C=2), each dotted overrides as --set; every case runs,
+    # its name is the records column `setting`
+    cases: dict[str, dict[str, Any]] = Field(default_factory=dict)
     default_profile: str = "paper"
     profile: str | None = None  # set on load: the profile this spec was resolved with
     blas_threads: int = Field(1, ge=1)
@@ -132,6 +133,23 @@ class Spec(_Strict):
 
     def labels(self) -> list[str]:
         return [s.display for s in self.solvers]
+
+    def case_specs(self, file: str = "spec") -> list[tuple[str | None, Spec]]:
+        """(case name, the spec with that case's overrides applied); [(None, self)] without
+        cases."""
+        if not self.cases:
+            return [(None, self)]
+        base = self.model_dump(mode="python", exclude={"figures", "claims", "cases"})
+        out = []
+        for name, overrides in self.cases.items():
+            raw = copy.deepcopy(base)
+            for k, v in (overrides or {}).items():
+                apply_override(raw, str(k), copy.deepcopy(v), file=f"{file} (cases.{name})")
+            try:
+                out.append((name, Spec.model_validate(raw)))
+            except ValidationError as e:
+                _raise_validation(e, f"{file} (cases.{name})", raw)
+        return out
 
 
 # --- overrides ------------------------------------------------------------------------------
@@ -293,6 +311,9 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=()) -
     except ValidationError as e:
         _raise_validation(e, file, raw)
     check_names(spec, file)
+    for name, case in spec.case_specs(file):
+        if name is not None:
+            check_names(case, f"{file} (cases.{name})")
     return spec
 
 
@@ -305,9 +326,6 @@ def check_names(spec: Spec, file: str) -> None:
     grid_first = {k: v[0] for k, v in spec.problem.grid.items() if v}
     registry.resolve_params(p, {**spec.problem.params, **grid_first}, file=file,
                             key="problem.params")
-    for name, case in spec.problem.cases.items():
-        registry.resolve_params(p, {**spec.problem.params, **case, **grid_first}, file=file,
-                                key=f"problem.cases.{name}")
     for i, s in enumerate(spec.solvers):
         e = registry.get("solver", s.name, file=file, key=f"solvers.{i}.name")
         grid_first = {k: v[0] for k, v in s.grid.items() if v}

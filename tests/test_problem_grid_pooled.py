@@ -68,17 +68,19 @@ def test_others_required_without_value():
                                   "metric": "m", "solver": "A"})
 
 
-def test_problem_cases_sweep_named_settings():
-    spec = dict(SPEC, problem={"name": "vlmop2", "params": {"dim": 10},
-                               "cases": {"left": {"pref": 0.2}, "right": {"pref": 0.8}}})
+def test_cases_are_named_overrides_swept_as_setting():
+    spec = dict(SPEC, problem={"name": "vlmop2", "params": {"dim": 10}},
+                cases={"left": {"problem.params.pref": 0.2},
+                       "right": {"problem.params.pref": 0.8,
+                                 "solvers.OMD.params.eta_theta": 0.05}})
     cells = expand(Spec.model_validate(spec))
-    assert [(c.swept["setting"], c.problem_params["pref"]) for c in cells[::2]] == \
-        [("left", 0.2), ("right", 0.8)]
+    assert [(c.swept["setting"], c.problem_params["pref"], c.solver_params["eta_theta"])
+            for c in cells[::2]] == [("left", 0.2, 0.02), ("right", 0.8, 0.05)]
 
 
-def test_problem_case_typo_names_the_case(tmp_path):
-    bad = dict(SPEC, problem={"name": "vlmop2", "cases": {"x": {"prefs": 0.2}}})
+def test_case_typo_names_the_case(tmp_path):
+    bad = dict(SPEC, cases={"x": {"problem.params.prefs": 0.2}})
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(bad))
-    with pytest.raises(DrocliError, match="problem.cases.x"):
+    with pytest.raises(DrocliError, match=r"cases\.x"):
         load_spec(path)
