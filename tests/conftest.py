@@ -26,6 +26,8 @@ FAMILY_FIXTURES = {
     "zo_mero": ("mero_regression", {"groups": 3, "dim": 4},
                 "mero_regression", {"loss": "absolute", "radius": 2.0, "inner_iters": 200}),
     "moo": ("moo_none", {}, "vlmop2", {"dim": 10, "pref": 0.3}),
+    "federated": ("mnist5k", {}, "federated",
+                  {"clients": 4, "angles": [0, 0, 90, 180], "hidden": 16, "local_steps": 2}),
 }
 
 TINY_SPEC = textwrap.dedent("""\

@@ -6,12 +6,16 @@ t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte; 6000 train / 1000 test images pe
 package dataset-fashion-mnist (/usr/share/datasets/fashion-mnist/) and Keras' download folder.
 
 Preprocessing: pixel/255, then (standardize) one mean and std over all pixels of the FULL
-train set (before any subsampling); bias appends a constant-1 feature. n_train / n_test are
+train set (before any subsampling); bias appends a constant-1 feature. With standardize:
+false and bias: false, X is pixel/255 in [0, 1] (paper 003's federated problem, which reads
+the image shape (28, 28) and the seed from info). n_train / n_test are
 per class: classes with more images are subsampled without replacement, train and test
 with independent streams spawned from the seed; classes with fewer keep all of them.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -115,7 +119,9 @@ def load(params: dict, seed: int) -> GroupedData:
     X_tr = affine_features(raw["X_train"], scale, shift, bias,
                            None if rows.size == y_all.size else rows)
     y_tr = y_all[rows]
+    side = math.isqrt(d)
     info = {"path": str(folder), "files": [str(f) for f in files], "classes": list(CLASSES),
+            "shape": (side, side) if side * side == d else (d,), "seed": int(seed),
             "pixel_mean": mean, "pixel_std": std, "standardize": bool(params.get("standardize",
                                                                                    True)),
             "bias": bias, "n_train_per_class": np.bincount(y_tr, minlength=N_CLASSES).tolist()}

@@ -1,0 +1,121 @@
+"""CIFAR-10 (python-pickle release) for paper 003's fair federated learning.
+
+Files of cifar-10-python.tar.gz: data_batch_1..5 (10000 images each) and test_batch, pickled
+dicts with keys b'data' (uint8, N x 3072, channel-major: 1024 red, 1024 green, 1024 blue,
+each 32x32 row-major) and b'labels' (0..9). Looked up in data.params.path, else
+$DROCLI_DATA/cifar10/ (or its cifar-10-batches-py/ subfolder, where the archive extracts to)
+and Keras' download folder. Nothing is downloaded. The pickles are read with the restricted
+unpickler of drocli.data.cifar100 (numpy arrays and plain containers only).
+
+Output (spec 003 §3.2.1): X = pixel/255 as float32 rows of 3072 in the pickle's channel-major
+order (no mean/std normalisation, no augmentation), labels 0..9, g all zeros (the federated
+problem partitions), info["shape"] = (3, 32, 32) and the seed. n_train / n_test are per
+class, 0 = all (5000 / 1000): classes with more images are subsampled without replacement.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+
+from drocli import registry
+from drocli.data.base import GroupedData
+from drocli.data.cache import cached_arrays, count_param, find_files, resolve
+from drocli.data.cifar100 import _Unpickler
+from drocli.data.idx import read_bytes
+from drocli.data.mnist import scaled_split
+from drocli.errors import DrocliError
+
+NAME = "cifar10"
+N_CLASSES = 10
+D = 3072
+SHAPE = (3, 32, 32)
+TRAIN_FILES = tuple(f"data_batch_{i}" for i in range(1, 6))
+TEST_FILE = "test_batch"
+FILES = TRAIN_FILES + (TEST_FILE,)
+ARCHIVE = "cifar-10-python.tar.gz"
+SUBDIRS = ("cifar-10-batches-py",)
+SYSTEM_DIRS = ["~/.keras/datasets/cifar-10-batches-py"]
+FIX = f"use the files data_batch_1..5 and test_batch extracted from {ARCHIVE}"
+
+
+def read_batch(folder: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(data (n, 3072) uint8, labels (n,) uint8) of one CIFAR-10 pickle, validated."""
+    path = resolve(folder, name)
+    try:
+        obj = _Unpickler(io.BytesIO(read_bytes(path)), encoding="bytes").load()
+    except DrocliError:
+        raise
+    except Exception as exc:  # any unpickling failure: not a CIFAR file
+        raise DrocliError(f"cannot read as a CIFAR-10 python pickle: {exc}", file=str(path),
+                          fix=FIX) from exc
+    if not isinstance(obj, dict):
+        raise DrocliError(f"expected a pickled dict, got {type(obj).__name__}",
+                          file=str(path), fix=FIX)
+    missing = [k.decode() for k in (b"data", b"labels") if k not in obj]
+    if missing:
+        found = ", ".join(sorted(k.decode() if isinstance(k, bytes) else str(k) for k in obj))
+        raise DrocliError(f"missing key(s) {', '.join(missing)} (found: {found or 'none'})",
+                          file=str(path), key=missing[0], fix=FIX)
+    data = obj[b"data"]
+    if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 \
+            or data.shape[1] != D:
+        desc = (f"{data.dtype} {data.shape}" if isinstance(data, np.ndarray)
+                else type(data).__name__)
+        raise DrocliError(f"b'data' must be uint8 of shape (n, {D}), got {desc}",
+                          file=str(path), key="data", fix=FIX)
+    try:
+        labels = np.asarray(obj[b"labels"], dtype=np.int64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise DrocliError(f"b'labels' is not a list of integers: {exc}", file=str(path),
+                          key="labels", fix=FIX) from exc
+    if labels.shape[0] != data.shape[0]:
+        raise DrocliError(f"{labels.shape[0]} labels for {data.shape[0]} images",
+                          file=str(path), key="labels", fix=FIX)
+    if labels.size and (labels.min() < 0 or labels.max() >= N_CLASSES):
+        raise DrocliError(f"labels must lie in 0..{N_CLASSES - 1}, got "
+                          f"{labels.min()}..{labels.max()}", file=str(path), key="labels",
+                          fix=FIX)
+    return data, labels.astype(np.uint8)
+
+
+def locate(params: dict) -> Path:
+    """The folder holding the six CIFAR-10 pickles (DrocliError saying where to put them)."""
+    return find_files(NAME, SYSTEM_DIRS, list(FILES), path=str(params.get("path") or ""),
+                      what="CIFAR-10 python", archive=ARCHIVE, subdirs=SUBDIRS)
+
+
+@registry.data(
+    NAME,
+    preflight=locate,
+    params={"path": "", "n_train": 0, "n_test": 0},
+    description="CIFAR-10 python pickles (data_batch_1..5, test_batch), pixel/255, labels "
+                "0..9, one group (federated problems partition); n_train/n_test per class, "
+                "0 = all; looked up in path, $DROCLI_DATA/cifar10/",
+)
+def load(params: dict, seed: int) -> GroupedData:
+    """Load CIFAR-10, optionally subsample per class with the seed, scale to [0, 1]."""
+    n_tr = count_param(params, "n_train", 0)
+    n_te = count_param(params, "n_test", 0)
+    folder = locate(params)
+    files = [resolve(folder, n) for n in FILES]
+
+    def build():
+        parts = [read_batch(folder, n) for n in TRAIN_FILES]
+        Xte, yte = read_batch(folder, TEST_FILE)
+        return {"X_train": np.concatenate([p[0] for p in parts]),
+                "y_train": np.concatenate([p[1] for p in parts]),
+                "X_test": Xte, "y_test": yte}
+
+    raw = cached_arrays(NAME, files, build, tag="pickle")
+    rng_tr, rng_te = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    X_tr, y_tr = scaled_split(raw["X_train"], raw["y_train"], n_tr, rng_tr)
+    X_te, y_te = scaled_split(raw["X_test"], raw["y_test"], n_te, rng_te)
+    info = {"path": str(folder), "shape": SHAPE, "seed": int(seed), "scaling": "pixel/255",
+            "layout": "channel-major (3, 32, 32)",
+            "n_train_per_class": np.bincount(y_tr, minlength=N_CLASSES).tolist(),
+            "n_test_per_class": np.bincount(y_te, minlength=N_CLASSES).tolist()}
+    return GroupedData(NAME, X_tr, y_tr, np.zeros(y_tr.size, np.int64), X_te, y_te,
+                       np.zeros(y_te.size, np.int64), n_classes=N_CLASSES, info=info)

@@ -1,0 +1,40 @@
+"""q-FFL, the q-FedAvg update (Li, Sanjabi, Beirami & Smith 2020, "Fair resource allocation in
+federated learning"), as in paper 003's fair-FL experiment (Liu et al. 2024, spec §2.6, code
+`qFFL`), with g_i = (θ - θ_i)/η_θ:
+    Δ_i = L_i^q g_i,  h_i = q L_i^(q-1) ||g_i||² + L_i^q/η_θ,  θ ← θ - Σ_i Δ_i / Σ_i h_i
+Output: the current θ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from drocli import registry
+from drocli.ops.fl_aggregators import qffl_step
+from drocli.solvers.fl.base import FLMethod, require, run
+
+PARAMS = {
+    "q": 0.1,  # [PAPER Table 1] every setting (grid 0.1, 0.5, 1.0, 5.0, 10.0)
+}
+
+
+class QFFL(FLMethod):
+    def __init__(self, params: dict):
+        p = {**PARAMS, **params}
+        self.q = float(p["q"])
+        require(self.q > 0, "q", f"need q > 0, got {self.q}",
+                "Table 1 grid: 0.1, 0.5, 1.0, 5.0, 10.0")
+
+    def aggregate(self, theta, thetas, L, r):
+        return qffl_step(theta, thetas, L, self.lr, self.q)
+
+
+@registry.solver(
+    "qffl",
+    params=dict(PARAMS),
+    family="federated",
+    description="q-FFL / q-FedAvg (Li et al. 2020), a baseline of paper 003's fair FL",
+)
+def solve_qffl(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
+    """q-FedAvg (Li et al. 2020) as run in Liu et al. (2024) §4.2."""
+    return run(problem, rng, monitor, QFFL(params))
