@@ -66,6 +66,26 @@ def tch_optimum_u(w) -> float:
     return float(brentq(g, -1.0, 1.0, xtol=1e-14, rtol=1e-14))
 
 
+def endpoint_distance(F) -> float:
+    """Distance from F (2,) to the nearer front end point, (0, 1 - e^-4) or (1 - e^-4, 0)."""
+    F = np.asarray(F, dtype=np.float64)
+    e = 1.0 - math.exp(-4.0)
+    return float(min(math.hypot(F[0], F[1] - e), math.hypot(F[0] - e, F[1])))
+
+
+def feasible_boundary(n: int = 1000, u_max: float = 4.0) -> np.ndarray:
+    """Boundary (n, 2) of the attainable set {f(θ)} (box ignored), a closed polygon.
+
+    With a = ||θ - c1||^2, b = ||θ + c1||^2 and ||2c1|| = 2, the triangle inequality gives
+    exactly sqrt(a) + sqrt(b) >= 2 (the front, u in [-1, 1]) and |sqrt(a) - sqrt(b)| <= 2, whose
+    boundary is the same curve front_point(u) for |u| >= 1. Sampling u in [-u_max, u_max]
+    (f within e^-9 of 1 at u_max = 4) and closing at (1, 1) gives the region above/right of the
+    front. The box [-1, 1]^d keeps every such point with max(f1, f2) <= 0.99 (d = 10: take
+    θ = s c1 + r v, v = (1, -1, ...)/sqrt(d); then ||θ||_inf <= (|s| + r)/sqrt(d) <= 1).
+    """
+    return front_point(np.linspace(-u_max, u_max, n))
+
+
 def front_distance(F) -> float:
     """Euclidean distance from an objective vector F (2,) to the analytic front."""
     F = np.asarray(F, dtype=np.float64)
@@ -150,6 +170,14 @@ class VLMOP2Problem:
         b = np.sum((theta + self.c) ** 2)
         return np.array([1.0 - math.exp(-a), 1.0 - math.exp(-b)])
 
+    def front_curve(self, n: int = 1000) -> np.ndarray:
+        """n points (n, 2) of the analytic Pareto front, for plotting (spec §3.1.1)."""
+        return front(n)
+
+    def feasible_boundary(self, n: int = 1000) -> np.ndarray:
+        """Closed boundary (n, 2) of the attainable objective set, for shading."""
+        return feasible_boundary(n)
+
     def oracle(self, theta) -> tuple[np.ndarray, np.ndarray]:
         """F = f(θ) (2,), J = ∇f(θ) (2, d); counted: m calls."""
         theta = np.asarray(theta, dtype=np.float64)
@@ -162,13 +190,16 @@ class VLMOP2Problem:
 
     # ---- metrics (not counted) ----------------------------------------------------------------
     def evaluate(self, theta, t=None) -> dict:
-        F = self.values(np.asarray(theta, dtype=np.float64).reshape(-1))
+        theta = np.asarray(theta, dtype=np.float64).reshape(-1)
+        F = self.values(theta)
         wf = self.w * F
         tch = float(wf.max())
         out = {"f1": float(F[0]), "f2": float(F[1]), "tch": tch, "tch_gap": tch - self.tch_opt,
                "eq_err": float(abs(wf[0] - wf[1])),
                "ray_dist": float(np.linalg.norm(F - self.f_opt)),
-               "front_dist": front_distance(F), "hv": hypervolume_2d(F)}
+               "front_dist": front_distance(F), "endpoint_dist": endpoint_distance(F),
+               "hv": hypervolume_2d(F)}
+        out.update({f"theta_{k}": float(v) for k, v in enumerate(theta)})
         if t is not None:
             out["iteration"] = float(t)
         return out

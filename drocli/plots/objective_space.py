@@ -1,0 +1,479 @@
+"""Figure kind `objective_space`: final solutions in objective space, one dot per preference.
+
+The figures of paper 003's VLMOP2 experiment (Liu et al. 2024, Figs. 2 and 4; spec 003 §3.1.5)
+are drawn here. Each panel is one (label, column) pair. A column is a seed or `average`. A panel
+shows, in the (f1, f2) plane:
+
+- the analytic Pareto front, as a grey solid line (`problem.front_curve()`);
+- the attainable region above/right of the front, shaded light grey. It uses
+  `problem.feasible_boundary()` when the problem has it, or else the polygon closing the front
+  at its upper-right corner;
+- the preference rays from the origin along 1/w, normalised, as grey dashed lines. Each
+  preference is a value of the swept `pref` column (w1, read as w = (w1, 1 - w1), or a list
+  [w1, w2]);
+- each preference's final solution, as a large dot in the label's colour.
+
+The `average` column follows the paper: for each preference it averages the final θ over the seeds
+in decision space (the `theta_0 .. theta_{d-1}` metrics; spec pitfall 11). It then evaluates f at
+the averaged θ. For this it rebuilds the problem of that preference from the resolved spec in
+`context["spec"]`: the registry's problem function, given the spec's data source. The problem
+must offer `evaluate(θ)` returning the x/y metrics, or `values(θ)`.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import warnings
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+
+from drocli import registry
+from drocli.aggregate import apply_filter
+from drocli.errors import DrocliError, did_you_mean
+from drocli.plotting import (
+    CAPTION_FS,
+    LEGEND_FS,
+    PALETTE,
+    TITLE_FS,
+    _legend_grid,
+    _wrap,
+    figure_kind,
+    save_figure,
+)
+from drocli.records import param_column
+
+# Spec 003 §3.1.5 (official plotting code): one colour per method.
+DEFAULT_COLORS = {"LS": "red", "TCH": "black", "OMDgd-TCH": "blue", "AdaOMDgd-TCH": "cyan",
+                  "OMDeg-TCH": "magenta", "AdaOMDeg-TCH": "plum", "STCH": "brown"}
+FRONT_COLOR, REGION_COLOR, RAY_COLOR = "0.45", "0.85", "0.55"
+AVERAGE = "average"
+Column = int | Literal["average"]
+
+
+class ObjectiveSpaceFigure(BaseModel):
+    """Grid of objective-space panels: `rows` (labels) x `columns` (seeds and/or average)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["objective_space"]
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")   # file stem
+    title: str | None = None
+    caption: str | None = None
+    rows: list[str] = Field(min_length=1)              # labels, in order
+    columns: list[Column] = Field(default_factory=lambda: [AVERAGE], min_length=1)
+    layout: tuple[PositiveInt, PositiveInt] | None = None   # default: len(rows) x len(columns)
+    panel_titles: list[str] | None = None              # default: "(a) LS, seed 0", ...
+    letters: bool = True                               # prefix (a), (b), ... to the titles
+    colors: dict[str, str] = Field(default_factory=dict)   # label -> colour (default §3.1.5)
+    x: str = "f1"
+    y: str = "f2"
+    xlabel: str = "$f_1$"
+    ylabel: str = "$f_2$"
+    pref: str = "pref"                                 # swept problem parameter of the rays
+    theta_prefix: str = "theta_"                       # decision-variable metrics (average)
+    filter: dict[str, str | int | float | bool | list[str | int | float | bool]] = Field(
+        default_factory=dict)
+    lim: tuple[float, float] = (-0.05, 1.05)           # both axes, equal aspect
+    ray_length: PositiveFloat = 1.05
+    marker_size: PositiveFloat = 55.0
+    front: bool = True
+    region: bool = True
+    rays: bool = True
+    panel_size: tuple[PositiveFloat, PositiveFloat] = (2.9, 2.9)   # inches per panel
+    settings_note: bool = True      # append "records: seeds ..., n preferences" to the caption
+
+    @model_validator(mode="after")
+    def _check(self):
+        n = len(self.rows) * len(self.columns)
+        if self.layout is not None and self.layout[0] * self.layout[1] < n:
+            raise ValueError(f"layout {list(self.layout)} has room for "
+                             f"{self.layout[0] * self.layout[1]} panels, but rows x columns "
+                             f"gives {n}")
+        if self.panel_titles is not None and len(self.panel_titles) != n:
+            raise ValueError(f"panel_titles has {len(self.panel_titles)} entries for {n} panels")
+        for what, items in (("rows", self.rows), ("columns", self.columns)):
+            if len({str(v) for v in items}) != len(items):
+                raise ValueError(f"{what} lists an entry twice: {items}")
+        if not self.lim[0] < self.lim[1]:
+            raise ValueError(f"lim must be [low, high] with low < high, got {list(self.lim)}")
+        return self
+
+    @property
+    def grid_shape(self) -> tuple[int, int]:
+        return tuple(self.layout) if self.layout else (len(self.rows), len(self.columns))
+
+    def panels(self) -> list[tuple[str, Column]]:
+        return [(lab, col) for lab in self.rows for col in self.columns]
+
+
+# --- data ---------------------------------------------------------------------------------
+
+def pref_vector(value) -> np.ndarray | None:
+    """A preference as stored in records: w1 (-> (w1, 1 - w1)) or a list [w1, w2] (or its text)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return None
+    w = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    if w.size == 1:
+        w = np.array([w[0], 1.0 - w[0]])
+    return w
+
+
+def final_table(records: pd.DataFrame, fig: ObjectiveSpaceFigure) -> pd.DataFrame:
+    """One row per cell: label, seed, pref value and every metric's final value (wide)."""
+    where = f"figures[{fig.name}]"
+    rows = apply_filter(records, fig.filter, where=f"{where}.filter")
+    rows = rows[rows["label"].astype(str).isin(fig.rows)]
+    if rows.empty:
+        return pd.DataFrame(columns=["cell", "label", "seed", "pref"])
+    pcol = param_column(fig.pref)
+    order = [c for c in ("cell", "step", "oracle_calls") if c in rows.columns]
+    last = rows.sort_values(order, kind="stable").groupby(["cell", "metric"], sort=False).tail(1)
+    wide = last.pivot(index="cell", columns="metric", values="value")
+    ident = last.groupby("cell", sort=False).first()
+    wide.insert(0, "label", ident["label"].astype(str))
+    wide.insert(1, "seed", ident["seed"])
+    wide.insert(2, "pref", ident[pcol] if pcol in ident.columns else np.nan)
+    return wide.reset_index()
+
+
+def theta_columns(table: pd.DataFrame, prefix: str) -> list[str]:
+    pat = re.compile(rf"^{re.escape(prefix)}(\d+)$")
+    cols = [c for c in table.columns if isinstance(c, str) and pat.match(c)]
+    return sorted(cols, key=lambda c: int(pat.match(c).group(1)))
+
+
+class ProblemCache:
+    """Problems rebuilt from the resolved spec, one per preference value."""
+
+    def __init__(self, context: dict, fig: ObjectiveSpaceFigure):
+        self.spec = (context or {}).get("spec")
+        self.fig = fig
+        self._cache: dict = {}
+
+    def get(self, pref_value=None, required: bool = True):
+        key = repr(pref_value)
+        if key in self._cache:
+            return self._cache[key]
+        if self.spec is None:
+            if required:
+                raise DrocliError(f"figure {self.fig.name!r} needs the spec to rebuild the "
+                                  "problem", key=f"figures[{self.fig.name}]",
+                                  fix="plot with `drocli plot RESULTS_DIR` (it passes the "
+                                      "saved spec)")
+            return None
+        from drocli.runner import load_data
+
+        spec = self.spec
+        d_entry = registry.get("data", spec.data.name)
+        dparams = registry.resolve_params(d_entry, spec.data.params)
+        dseed = spec.data.seed if spec.data.seed is not None else int(spec.seeds[0])
+        data = load_data(spec.data.name, dparams, dseed)
+        p_entry = registry.get("problem", spec.problem.name)
+        given = dict(spec.problem.params)
+        if pref_value is not None:
+            v = pref_value
+            if isinstance(v, str):
+                v = ast.literal_eval(v)
+            if isinstance(v, np.generic):
+                v = v.item()
+            given[self.fig.pref] = v
+        problem = p_entry.func(data, registry.resolve_params(p_entry, given))
+        self._cache[key] = problem
+        return problem
+
+
+def objective_point(problem, theta: np.ndarray, fig: ObjectiveSpaceFigure) -> tuple[float, float]:
+    """(x, y) of θ: from `problem.evaluate(θ)` when it names them, else `problem.values(θ)`."""
+    if hasattr(problem, "evaluate"):
+        ev = problem.evaluate(theta)
+        if fig.x in ev and fig.y in ev:
+            return float(ev[fig.x]), float(ev[fig.y])
+    if hasattr(problem, "values"):
+        F = np.asarray(problem.values(theta), dtype=float)
+        return float(F[0]), float(F[1])
+    raise DrocliError(f"problem {type(problem).__name__} has neither evaluate() returning "
+                      f"{fig.x!r}/{fig.y!r} nor values()", key=f"figures[{fig.name}]",
+                      fix="give the problem a values(theta) method")
+
+
+def panel_points(records: pd.DataFrame, fig: ObjectiveSpaceFigure, context: dict | None = None,
+                 table: pd.DataFrame | None = None, problems: ProblemCache | None = None
+                 ) -> dict[tuple[str, Column], pd.DataFrame]:
+    """(label, column) -> DataFrame[pref, x, y, n_seeds], sorted by pref.
+
+    Seed columns: each cell's final x/y metrics. `average`: f at the seed-mean final θ, per
+    preference (decision-space averaging, spec 003 §3.1.5).
+    """
+    where = f"figures[{fig.name}]"
+    table = final_table(records, fig) if table is None else table
+    problems = problems or ProblemCache(context or {}, fig)
+    metrics = [c for c in table.columns if c not in ("cell", "label", "seed", "pref")]
+    out = {}
+    for label, col in fig.panels():
+        sub = table[table["label"] == label]
+        if col == AVERAGE:
+            if sub.empty:
+                out[(label, col)] = pd.DataFrame(columns=["pref", "x", "y", "n_seeds"])
+                continue
+            tcols = theta_columns(sub, fig.theta_prefix)
+            if not tcols:
+                raise DrocliError(
+                    f"figure {fig.name!r}: the average column needs the decision variables "
+                    f"{fig.theta_prefix}0, {fig.theta_prefix}1, ... in the records",
+                    key=f"{where}.columns",
+                    fix=f"list {fig.theta_prefix}0 .. {fig.theta_prefix}<d-1> in the spec's "
+                        f"metrics (metrics in the records: {', '.join(map(str, metrics))})")
+            rows = []
+            groups = sub.groupby(sub["pref"].map(repr), sort=False)
+            for _, g in groups:
+                theta = g[tcols].to_numpy(dtype=float).mean(axis=0)
+                pv = g["pref"].iloc[0]
+                problem = problems.get(None if _isnan(pv) else pv)
+                x, y = objective_point(problem, theta, fig)
+                rows.append({"pref": pv, "x": x, "y": y, "n_seeds": int(g["seed"].nunique())})
+            out[(label, col)] = _sorted(pd.DataFrame(rows))
+        else:
+            for m in (fig.x, fig.y):
+                if m not in table.columns and not sub.empty:
+                    raise DrocliError(f"figure {fig.name!r}: metric {m!r} not in the records",
+                                      key=f"{where}.x", fix=did_you_mean(m, map(str, metrics)))
+            s = sub[pd.to_numeric(sub["seed"], errors="coerce") == int(col)]
+            df = pd.DataFrame({"pref": s["pref"].to_numpy(),
+                               "x": pd.to_numeric(s[fig.x], errors="coerce").to_numpy()
+                               if not s.empty else [],
+                               "y": pd.to_numeric(s[fig.y], errors="coerce").to_numpy()
+                               if not s.empty else [],
+                               "n_seeds": 1})
+            out[(label, col)] = _sorted(df)
+    return out
+
+
+def _isnan(v) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _sorted(df: pd.DataFrame) -> pd.DataFrame:
+    if df.empty:
+        return df.reset_index(drop=True)
+    key = df["pref"].map(lambda v: float(pref_vector(v)[0]) if pref_vector(v) is not None
+                         else math.inf)
+    return df.assign(_k=key).sort_values("_k", kind="stable").drop(columns="_k") \
+        .reset_index(drop=True)
+
+
+# --- drawing ------------------------------------------------------------------------------
+
+def _colors(fig: ObjectiveSpaceFigure) -> dict[str, str]:
+    out, k = {}, 0
+    for lab in fig.rows:
+        if lab in fig.colors:
+            out[lab] = fig.colors[lab]
+        elif lab in DEFAULT_COLORS:
+            out[lab] = DEFAULT_COLORS[lab]
+        else:
+            out[lab] = PALETTE[k % len(PALETTE)]
+            k += 1
+    return out
+
+
+def _region(problem, front: np.ndarray | None) -> np.ndarray | None:
+    if problem is not None and hasattr(problem, "feasible_boundary"):
+        return np.asarray(problem.feasible_boundary(), dtype=float)
+    if front is None or len(front) < 2:
+        return None
+    hi = front.max(axis=0)
+    return np.vstack([front, [[hi[0], hi[1]]]])
+
+
+def _panel_title(fig: ObjectiveSpaceFigure, k: int, label: str, col: Column,
+                 seeds: list) -> str:
+    if fig.panel_titles is not None:
+        return fig.panel_titles[k]
+    if col == AVERAGE:
+        what = "averaged" if len(seeds) > 1 else "averaged (1 seed)"
+    else:
+        what = f"seed = {col}"
+    prefix = f"({_letter(k)}) " if fig.letters else ""
+    return f"{prefix}{label}, {what}"
+
+
+def _settings_note(table: pd.DataFrame, prefs: list) -> str:
+    """What the drawn records hold (so a smoke run cannot pass for the paper's)."""
+    seeds = sorted({int(v) for v in table["seed"].dropna()})
+    if not seeds:
+        return ""
+    txt = f"[Drawn from: seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+    if prefs:
+        txt += f"; {len(prefs)} preferences"
+    return txt + ".]"
+
+
+def _letter(k: int) -> str:
+    s = ""
+    k += 1
+    while k:
+        k, r = divmod(k - 1, 26)
+        s = chr(ord("a") + r) + s
+    return s
+
+
+@figure_kind("objective_space", ObjectiveSpaceFigure)
+def render(records: pd.DataFrame, fig_spec: ObjectiveSpaceFigure, out_dir: Path, formats: list,
+           dpi: int, experiment_title: str | None, context: dict) -> list[Path]:
+    """Draw the panels (see the module docstring) and save `<name>.<fmt>`."""
+    fig = make_objective_space(records, fig_spec, experiment_title, context)
+    title = " - ".join(t for t in (experiment_title, fig_spec.title) if t) or fig_spec.name
+    return save_figure(fig, out_dir, fig_spec.name, formats, dpi, title)
+
+
+def make_objective_space(records: pd.DataFrame, spec: ObjectiveSpaceFigure,
+                         experiment_title: str | None = None, context: dict | None = None
+                         ) -> Figure:
+    import matplotlib
+
+    from drocli.plotting import RC
+
+    with matplotlib.rc_context(RC):
+        return _make(records, spec, experiment_title, context or {})
+
+
+def _make(records: pd.DataFrame, spec: ObjectiveSpaceFigure, experiment_title: str | None,
+          context: dict) -> Figure:
+    table = final_table(records, spec)
+    missing = [lab for lab in spec.rows if lab not in set(table["label"])]
+    if missing:
+        present = sorted(map(str, records["label"].dropna().unique()))
+        warnings.warn(f"figure {spec.name!r}: label(s) not in the records, panels left empty: "
+                      + "; ".join(f"{m!r}: {did_you_mean(m, present)}" for m in missing),
+                      stacklevel=3)
+    problems = ProblemCache(context, spec)
+    points = panel_points(records, spec, context, table=table, problems=problems)
+    prefs = list(dict.fromkeys(v for v in table["pref"].tolist() if not _isnan(v)))
+    prefs.sort(key=lambda v: float(pref_vector(v)[0]))
+    base = problems.get(prefs[0] if prefs else None, required=False)
+    front = None
+    if spec.front and base is not None and hasattr(base, "front_curve"):
+        front = np.asarray(base.front_curve(), dtype=float)
+    region = _region(base, front) if spec.region else None
+    colors = _colors(spec)
+    seeds_all = sorted({int(s) for s in table["seed"].dropna()})
+
+    n_rows, n_cols = spec.grid_shape
+    pw, ph = spec.panel_size
+    width = pw * n_cols
+    title_lines = _wrap(spec.title or experiment_title, width, TITLE_FS * 1.05)
+    # two legend blocks: the reference elements, then one dot per method
+    ref_labels, ref_handles = [], []
+    if front is not None:
+        ref_labels.append("True PF")
+        ref_handles.append(Line2D([], [], color=FRONT_COLOR, lw=2))
+    if region is not None:
+        ref_labels.append("Feasible region")
+        ref_handles.append(Patch(facecolor=REGION_COLOR, edgecolor="none"))
+    if spec.rays and prefs:
+        ref_labels.append("Preference rays (along 1/w)")
+        ref_handles.append(Line2D([], [], color=RAY_COLOR, lw=1.3, ls="--"))
+    dot_handles = [Line2D([], [], color="none", marker="o", markerfacecolor=colors[lab],
+                          markeredgecolor="0.15", markeredgewidth=0.5, markersize=8)
+                   for lab in spec.rows]
+    blocks = [(h, lab, *_legend_grid(lab, width)) for h, lab in
+              ((ref_handles, ref_labels), (dot_handles, list(spec.rows))) if lab]
+    settings = _settings_note(table, prefs) if spec.settings_note else ""
+    caption_lines = _wrap(" ".join(t for t in (spec.caption, settings) if t), width * 0.96,
+                          CAPTION_FS)
+    pad = 0.08
+    row_h = LEGEND_FS * 1.9 / 72
+    title_h = len(title_lines) * TITLE_FS * 1.35 / 72
+    legend_h = sum(rows for *_, rows in blocks) * row_h + 0.08 * len(blocks)
+    head = pad + title_h + legend_h + (0.04 if title_lines else 0.0)
+    foot = pad + len(caption_lines) * CAPTION_FS * 1.35 / 72 + (0.06 if caption_lines else 0)
+    height = math.ceil((ph * n_rows + head + foot) * 50) / 50
+    fig = Figure(figsize=(math.ceil(width * 50) / 50, height))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(n_rows, n_cols, squeeze=False)
+    panels = spec.panels()
+    for k, ax in enumerate(axes.flat):
+        if k >= len(panels):
+            ax.set_visible(False)
+            continue
+        label, col = panels[k]
+        _draw_panel(ax, spec, points[(label, col)], colors[label], front, region, prefs)
+        ax.set_title(_panel_title(spec, k, label, col, seeds_all), fontsize=9.5)
+        ax.set_xlabel(spec.xlabel)
+        ax.set_ylabel(spec.ylabel)
+
+    if title_lines:
+        fig.text(0.5, 1 - pad / height, "\n".join(title_lines), ha="center", va="top",
+                 fontsize=TITLE_FS, fontweight="bold")
+    top = pad + title_h + 0.02
+    for handles, labels, per_row, rows in blocks:
+        if rows > 1 and per_row * rows == len(labels):
+            # legends fill column by column: reorder so rows read in order
+            order = [i * per_row + j for j in range(per_row) for i in range(rows)]
+            handles = [handles[k] for k in order]
+            labels = [labels[k] for k in order]
+        fig.legend(handles, labels, loc="upper center", ncol=per_row, frameon=False,
+                   bbox_to_anchor=(0.5, 1 - top / height), fontsize=LEGEND_FS,
+                   handlelength=2.2, columnspacing=1.4, borderaxespad=0.0, borderpad=0.2)
+        top += rows * row_h + 0.08
+    if caption_lines:
+        fig.text(0.5, pad / height, "\n".join(caption_lines), ha="center", va="bottom",
+                 multialignment="left", fontsize=CAPTION_FS, color="#333333",
+                 fontstyle="italic")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fig.tight_layout(rect=(0.0, foot / height, 1.0, 1.0 - head / height),
+                         h_pad=1.5, w_pad=0.8)
+    return fig
+
+
+def _draw_panel(ax, spec: ObjectiveSpaceFigure, pts: pd.DataFrame, color: str,
+                front: np.ndarray | None, region: np.ndarray | None, prefs: list) -> None:
+    ax.grid(False)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(True)
+    if region is not None:
+        ax.fill(region[:, 0], region[:, 1], color=REGION_COLOR, lw=0, zorder=0)
+    if front is not None:
+        ax.plot(front[:, 0], front[:, 1], color=FRONT_COLOR, lw=2, zorder=2)
+    if spec.rays:
+        for v in prefs:
+            w = pref_vector(v)
+            if w is None or np.any(w <= 0):
+                continue
+            d = (1.0 / w) / np.linalg.norm(1.0 / w)
+            ax.plot([0, spec.ray_length * d[0]], [0, spec.ray_length * d[1]], color=RAY_COLOR,
+                    lw=1.1, ls="--", zorder=1)
+    if len(pts):
+        ok = np.isfinite(pts["x"].to_numpy(dtype=float)) & np.isfinite(
+            pts["y"].to_numpy(dtype=float))
+        ax.scatter(pts["x"][ok], pts["y"][ok], s=spec.marker_size, color=color,
+                   edgecolors="0.15", linewidths=0.5, zorder=4)
+        if (~ok).any():
+            ax.text(0.97, 0.97, f"{int((~ok).sum())} diverged", transform=ax.transAxes,
+                    ha="right", va="top", fontsize=7, color="#a00000")
+    else:
+        ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center",
+                color="0.4")
+    ax.set_xlim(*spec.lim)
+    ax.set_ylim(*spec.lim)
+    ax.set_aspect("equal", adjustable="box")
+    ticks = [t for t in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0) if spec.lim[0] <= t <= spec.lim[1]]
+    if ticks and spec.lim == (-0.05, 1.05):
+        ax.set_xticks(ticks)
+        ax.set_yticks(ticks)

@@ -1,0 +1,53 @@
+"""TCH: vanilla Tchebycheff scalarization by projected subgradient descent, a baseline of the
+VLMOP2 experiment of paper 003 (Liu et al., arXiv:2410.21764, §4.1 and App. B.1; spec 003
+§1.3, §2.5, pitfall §7.7):
+
+    TCH(θ; w) = max_i w_i f_i(θ),   i* = argmax_i w_i f_i(θ^(t)),
+    θ^(t+1) = Π_Θ(θ^(t) - η ∇f_{i*}(θ^(t))),   η = 0.01,   output = the last iterate.
+
+The step uses the UNWEIGHTED gradient ∇f_{i*}, as the official code does (LibMOON's `tche`
+returns f_{i*} unweighted): the same direction as the subgradient w_{i*}∇f_{i*} of TCH, 1/w_{i*}
+times longer. `weighted: true` takes the literal subgradient w_{i*}∇f_{i*} instead (with
+η = 0.01 it is 1/w slower, spec pitfall 7). Ties in the argmax go to the first objective.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from drocli import registry
+from drocli.solvers.moo.ls import check_eta, last_iterate_loop
+
+
+def tch_direction(w, weighted: bool = False) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """∇f_{i*} (code) or w_{i*}∇f_{i*} (weighted) with i* = argmax_i w_i f_i."""
+    w = np.asarray(w, dtype=np.float64)
+
+    def direction(F, J):
+        i = int(np.argmax(w * F))
+        return w[i] * J[i] if weighted else J[i]
+
+    return direction
+
+
+PARAMS = {
+    "eta": 0.01,        # [PAPER App. B.1] VLMOP2: η = 0.01 for LS and TCH
+    "weighted": False,  # [CODE] ∇f_{i*} (LibMOON `tche`); true: w_{i*}∇f_{i*} (spec pitfall 7)
+}
+
+
+@registry.solver(
+    "tch",
+    params=dict(PARAMS),
+    family="moo",
+    description="TCH (paper 003 baseline): projected subgradient descent on max_i w_i f_i "
+                "(step along the unweighted ∇f_{i*}, as the code), last iterate",
+)
+def solve_tch(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
+    """Vanilla Tchebycheff (Liu et al. 2024, §4.1 baseline; spec 003 §1.3, §2.5):
+    i* = argmax_i w_i f_i(θ), θ ← Π_Θ(θ - η ∇f_{i*}(θ)), η = 0.01, output the last iterate."""
+    eta = check_eta(params, PARAMS["eta"])
+    weighted = bool(params.get("weighted", False))
+    return last_iterate_loop(problem, rng, monitor, tch_direction(problem.w, weighted), eta)
