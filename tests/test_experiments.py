@@ -48,7 +48,11 @@ def test_smoke_claims_and_reference(path, tmp_path, capsys):
     assert call("run", path, "--profile", "smoke", "--out", out, "-j", "2", "-q") == 0
     assert call("plot", out) == 0
     for fig in spec.figures:
-        assert (out / "figures" / f"{fig.name}.png").stat().st_size > 5000
+        if fig.kind == "table":
+            md = (out / "figures" / f"{fig.name}.md").read_text()
+            assert md.count("\n|") >= 3 and (out / "figures" / f"{fig.name}.csv").exists()
+        else:
+            assert (out / "figures" / f"{fig.name}.png").stat().st_size > 5000
     ref = ROOT / "results" / f"{spec.name}-smoke"
     assert ref.is_dir(), f"record the smoke run: drocli run {path} --profile smoke"
     capsys.readouterr()

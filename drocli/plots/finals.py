@@ -25,7 +25,8 @@ def final_frame(records: pd.DataFrame, metrics: list[str], filt: dict | None = N
     params = [c for c in records.columns if c not in STANDARD_COLUMNS]
     keys = ["cell", "label", "seed", *params]
     wide = last.pivot_table(index="cell", columns="metric", values="value", aggfunc="last")
-    info = last.drop_duplicates("cell").set_index("cell")[keys[1:]]
+    first = rows.drop_duplicates("cell")["cell"]          # keep the records' cell order
+    info = last.drop_duplicates("cell").set_index("cell")[keys[1:]].reindex(first)
     out = info.join(wide).reset_index()
     for m in metrics:
         if m not in out.columns:
