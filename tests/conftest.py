@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 import textwrap
@@ -64,6 +65,30 @@ TINY_SPEC = textwrap.dedent("""\
     profiles:
       smoke: {budget.epochs: 2}
     """)
+
+
+def call(*args) -> int:
+    """Run the CLI in-process; its exit code (0 when it returns)."""
+    from drocli.cli import main
+
+    try:
+        main([str(a) for a in args])
+    except SystemExit as e:
+        return e.code
+    return 0
+
+
+class StepMonitor:
+    """Minimal monitor: a fixed oracle budget, chunks of up to 50 steps, no recording."""
+
+    def __init__(self, problem, budget):
+        self.problem, self.budget = problem, budget
+
+    def __call__(self, *point, **named):
+        return self.problem.oracle_calls < self.budget
+
+    def steps_until_due(self, cost):
+        return max(1, min(50, math.ceil((self.budget - self.problem.oracle_calls) / cost)))
 
 
 def load_source(name, params=None, seed=0):

@@ -9,17 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from drocli.cli import main
 from drocli.records import COLUMNS
-
-
-def call(*args):
-    """Run the CLI in-process; return (exit code, captured text)."""
-    try:
-        main(list(map(str, args)))
-    except SystemExit as e:
-        return e.code
-    return 0
+from tests.conftest import call
 
 
 def test_run_plot_check_list(tiny_spec, tmp_path, capsys):

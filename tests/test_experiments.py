@@ -8,21 +8,15 @@ from pathlib import Path
 import pytest
 
 from drocli.cells import expand
-from drocli.cli import main
 from drocli.errors import DrocliError
 from drocli.runner import preflight
 from drocli.spec import load_spec
+from tests.conftest import call
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted((ROOT / "experiments").glob("*.yaml"))
 
 
-def call(*args):
-    try:
-        main([str(a) for a in args])
-    except SystemExit as e:
-        return e.code
-    return 0
 
 
 def test_specs_exist():

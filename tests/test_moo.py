@@ -18,19 +18,7 @@ from drocli.problems.multiobjective import (
     tch_optimum_u,
 )
 from drocli.solvers.moo.omd_tch import AdaptiveConversion, run
-
-
-class StepMonitor:
-    """Minimal monitor: a fixed oracle budget, chunks of 50 steps, no recording."""
-
-    def __init__(self, problem, budget):
-        self.problem, self.budget = problem, budget
-
-    def __call__(self, *point, **named):
-        return self.problem.oracle_calls < self.budget
-
-    def steps_until_due(self, cost):
-        return max(1, min(50, math.ceil((self.budget - self.problem.oracle_calls) / cost)))
+from tests.conftest import StepMonitor
 
 
 def test_registered():

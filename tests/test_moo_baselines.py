@@ -11,25 +11,14 @@ import pytest
 from matplotlib.path import Path as MplPath
 
 from drocli import registry
-from drocli.cli import main
 from drocli.errors import DrocliError
 from drocli.problems.multiobjective import VLMOP2Problem, endpoint_distance, front_point
 from drocli.solvers.moo.stch import stch_direction, stch_value, stch_weights
+from tests.conftest import StepMonitor, call
 
 E4 = 1.0 - math.exp(-4.0)
 
 
-class StepMonitor:
-    """Minimal monitor: a fixed oracle budget, chunks of up to 50 steps, no recording."""
-
-    def __init__(self, problem, budget):
-        self.problem, self.budget = problem, budget
-
-    def __call__(self, *point, **named):
-        return self.problem.oracle_calls < self.budget
-
-    def steps_until_due(self, cost):
-        return max(1, min(50, math.ceil((self.budget - self.problem.oracle_calls) / cost)))
 
 
 def solve(name, problem, iters, seed=0, **params):
@@ -225,12 +214,6 @@ TINY = textwrap.dedent("""\
     """)
 
 
-def call(*args):
-    try:
-        main([str(a) for a in args])
-    except SystemExit as e:
-        return e.code
-    return 0
 
 
 @pytest.fixture(scope="module")
