@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 
 ENV = "DROCLI_DATA"
@@ -219,3 +220,33 @@ def affine_features(raw: np.ndarray, scale: np.ndarray, shift: np.ndarray, bias:
     if bias:
         out[:, d] = 1.0
     return out
+
+
+def scaled_split(raw_X: np.ndarray, raw_y: np.ndarray, n_per_class: int, n_classes: int,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(pixel/255 float32 (n, d), int64 labels), subsampled per class (0 = all rows)."""
+    y = np.asarray(raw_y, dtype=np.int64)
+    rows = None
+    if n_per_class:
+        rows = per_class_subsample(y, n_per_class, n_classes, rng)
+        if rows.size == y.size:
+            rows = None
+    d = raw_X.shape[1]
+    X = affine_features(raw_X, np.full(d, 1.0 / 255.0), np.zeros(d), False, rows)
+    return X, (y if rows is None else y[rows])
+
+
+def pixel_data(name: str, raw: dict[str, np.ndarray], n_train: int, n_test: int,
+               n_classes: int, seed: int, info: dict) -> GroupedData:
+    """One-group (g all zeros) pixel/255 data of raw uint8 X_train / y_train / X_test / y_test.
+
+    n_train / n_test per class (0 = all), drawn with train and test streams spawned from the
+    seed; `info` is extended by n_train_per_class and n_test_per_class.
+    """
+    rng_tr, rng_te = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    X_tr, y_tr = scaled_split(raw["X_train"], raw["y_train"], n_train, n_classes, rng_tr)
+    X_te, y_te = scaled_split(raw["X_test"], raw["y_test"], n_test, n_classes, rng_te)
+    info = {**info, "n_train_per_class": np.bincount(y_tr, minlength=n_classes).tolist(),
+            "n_test_per_class": np.bincount(y_te, minlength=n_classes).tolist()}
+    return GroupedData(name, X_tr, y_tr, np.zeros(y_tr.size, np.int64), X_te, y_te,
+                       np.zeros(y_te.size, np.int64), n_classes=n_classes, info=info)

@@ -5,7 +5,7 @@ dicts with keys b'data' (uint8, N x 3072, channel-major: 1024 red, 1024 green, 1
 each 32x32 row-major) and b'labels' (0..9). Looked up in data.params.path, else
 $DROCLI_DATA/cifar10/ (or its cifar-10-batches-py/ subfolder, where the archive extracts to)
 and Keras' download folder. Nothing is downloaded. The pickles are read with the restricted
-unpickler of drocli.data.cifar100 (numpy arrays and plain containers only).
+unpickler of drocli.data.cifar_pickle (numpy arrays and plain containers only).
 
 Output (spec 003 §3.2.1): X = pixel/255 as float32 rows of 3072 in the pickle's channel-major
 order (no mean/std normalisation, no augmentation), labels 0..9, g all zeros (the federated
@@ -15,22 +15,17 @@ class, 0 = all (5000 / 1000): classes with more images are subsampled without re
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.data.cache import cached_arrays, count_param, find_files, resolve
-from drocli.data.cifar100 import _Unpickler
-from drocli.data.idx import read_bytes
-from drocli.data.mnist import scaled_split
-from drocli.errors import DrocliError
+from drocli.data.cache import cached_arrays, count_param, find_files, pixel_data, resolve
+from drocli.data.cifar_pickle import read_cifar_pickle
 
 NAME = "cifar10"
 N_CLASSES = 10
-D = 3072
 SHAPE = (3, 32, 32)
 TRAIN_FILES = tuple(f"data_batch_{i}" for i in range(1, 6))
 TEST_FILE = "test_batch"
@@ -43,41 +38,8 @@ FIX = f"use the files data_batch_1..5 and test_batch extracted from {ARCHIVE}"
 
 def read_batch(folder: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
     """(data (n, 3072) uint8, labels (n,) uint8) of one CIFAR-10 pickle, validated."""
-    path = resolve(folder, name)
-    try:
-        obj = _Unpickler(io.BytesIO(read_bytes(path)), encoding="bytes").load()
-    except DrocliError:
-        raise
-    except Exception as exc:  # any unpickling failure: not a CIFAR file
-        raise DrocliError(f"cannot read as a CIFAR-10 python pickle: {exc}", file=str(path),
-                          fix=FIX) from exc
-    if not isinstance(obj, dict):
-        raise DrocliError(f"expected a pickled dict, got {type(obj).__name__}",
-                          file=str(path), fix=FIX)
-    missing = [k.decode() for k in (b"data", b"labels") if k not in obj]
-    if missing:
-        found = ", ".join(sorted(k.decode() if isinstance(k, bytes) else str(k) for k in obj))
-        raise DrocliError(f"missing key(s) {', '.join(missing)} (found: {found or 'none'})",
-                          file=str(path), key=missing[0], fix=FIX)
-    data = obj[b"data"]
-    if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 \
-            or data.shape[1] != D:
-        desc = (f"{data.dtype} {data.shape}" if isinstance(data, np.ndarray)
-                else type(data).__name__)
-        raise DrocliError(f"b'data' must be uint8 of shape (n, {D}), got {desc}",
-                          file=str(path), key="data", fix=FIX)
-    try:
-        labels = np.asarray(obj[b"labels"], dtype=np.int64).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise DrocliError(f"b'labels' is not a list of integers: {exc}", file=str(path),
-                          key="labels", fix=FIX) from exc
-    if labels.shape[0] != data.shape[0]:
-        raise DrocliError(f"{labels.shape[0]} labels for {data.shape[0]} images",
-                          file=str(path), key="labels", fix=FIX)
-    if labels.size and (labels.min() < 0 or labels.max() >= N_CLASSES):
-        raise DrocliError(f"labels must lie in 0..{N_CLASSES - 1}, got "
-                          f"{labels.min()}..{labels.max()}", file=str(path), key="labels",
-                          fix=FIX)
+    data, labels = read_cifar_pickle(folder, name, label_key="labels", n_classes=N_CLASSES,
+                                     what="CIFAR-10", fix=FIX)
     return data, labels.astype(np.uint8)
 
 
@@ -110,12 +72,6 @@ def load(params: dict, seed: int) -> GroupedData:
                 "X_test": Xte, "y_test": yte}
 
     raw = cached_arrays(NAME, files, build, tag="pickle")
-    rng_tr, rng_te = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
-    X_tr, y_tr = scaled_split(raw["X_train"], raw["y_train"], n_tr, rng_tr)
-    X_te, y_te = scaled_split(raw["X_test"], raw["y_test"], n_te, rng_te)
     info = {"path": str(folder), "shape": SHAPE, "seed": int(seed), "scaling": "pixel/255",
-            "layout": "channel-major (3, 32, 32)",
-            "n_train_per_class": np.bincount(y_tr, minlength=N_CLASSES).tolist(),
-            "n_test_per_class": np.bincount(y_te, minlength=N_CLASSES).tolist()}
-    return GroupedData(NAME, X_tr, y_tr, np.zeros(y_tr.size, np.int64), X_te, y_te,
-                       np.zeros(y_te.size, np.int64), n_classes=N_CLASSES, info=info)
+            "layout": "channel-major (3, 32, 32)"}
+    return pixel_data(NAME, raw, n_tr, n_te, N_CLASSES, seed, info)

@@ -14,13 +14,12 @@ channel-major order. n_train / n_test are per class: classes with more images ar
 subsampled without replacement (train and test with independent streams spawned from the
 seed); the defaults keep all 500 / 100.
 
-The pickles are read with an unpickler that only admits numpy arrays and plain containers.
+The pickles are read by drocli.data.cifar_pickle, with an unpickler that only admits numpy
+arrays and plain containers.
 """
 
 from __future__ import annotations
 
-import io
-import pickle
 from pathlib import Path
 
 import numpy as np
@@ -35,76 +34,20 @@ from drocli.data.cache import (
     per_class_subsample,
     resolve,
 )
-from drocli.data.idx import read_bytes
-from drocli.errors import DrocliError
+from drocli.data.cifar_pickle import read_cifar_pickle
 
 NAME = "cifar100"
 N_CLASSES = 100
-D = 3072
 FILES = ("train", "test")
 ARCHIVE = "cifar-100-python.tar.gz"
 SUBDIRS = ("cifar-100-python",)
 SYSTEM_DIRS = ["~/.keras/datasets/cifar-100-python"]
 FIX = f"use the files `train` and `test` extracted from {ARCHIVE}"
 
-_SAFE = {
-    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-    ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"),
-    ("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode"),
-}
-
-
-class _Unpickler(pickle.Unpickler):
-    """Admits only what a CIFAR pickle needs (numpy arrays, lists, dicts, bytes, ints)."""
-
-    def find_class(self, module, name):
-        if (module, name) not in _SAFE:
-            raise pickle.UnpicklingError(f"refusing global {module}.{name}")
-        if module.startswith("numpy.core"):  # numpy >= 2 moved numpy.core to numpy._core
-            try:
-                return super().find_class("numpy._core" + module[len("numpy.core"):], name)
-            except (ImportError, AttributeError):
-                pass
-        return super().find_class(module, name)
-
-
 def _read_split(folder: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
     """(data (n, 3072) uint8, fine labels (n,) int64) of one pickle file, validated."""
-    path = resolve(folder, split)
-    try:
-        obj = _Unpickler(io.BytesIO(read_bytes(path)), encoding="bytes").load()
-    except Exception as exc:  # any unpickling failure: not a CIFAR file
-        raise DrocliError(f"cannot read as a CIFAR-100 python pickle: {exc}", file=str(path),
-                          fix=FIX) from exc
-    if not isinstance(obj, dict):
-        raise DrocliError(f"expected a pickled dict, got {type(obj).__name__}",
-                          file=str(path), fix=FIX)
-    missing = [k.decode() for k in (b"data", b"fine_labels") if k not in obj]
-    if missing:
-        found = ", ".join(sorted(k.decode() if isinstance(k, bytes) else str(k) for k in obj))
-        raise DrocliError(f"missing key(s) {', '.join(missing)} (found: {found or 'none'})",
-                          file=str(path), key=missing[0], fix=FIX)
-    data = obj[b"data"]
-    if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 \
-            or data.shape[1] != D:
-        desc = (f"{data.dtype} {data.shape}" if isinstance(data, np.ndarray)
-                else type(data).__name__)
-        raise DrocliError(f"b'data' must be uint8 of shape (n, {D}), got {desc}",
-                          file=str(path), key="data", fix=FIX)
-    try:
-        labels = np.asarray(obj[b"fine_labels"], dtype=np.int64).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise DrocliError(f"b'fine_labels' is not a list of integers: {exc}", file=str(path),
-                          key="fine_labels", fix=FIX) from exc
-    if labels.shape[0] != data.shape[0]:
-        raise DrocliError(f"{labels.shape[0]} fine labels for {data.shape[0]} images",
-                          file=str(path), key="fine_labels", fix=FIX)
-    if labels.size and (labels.min() < 0 or labels.max() >= N_CLASSES):
-        raise DrocliError(f"fine labels must lie in 0..{N_CLASSES - 1}, got "
-                          f"{labels.min()}..{labels.max()}", file=str(path),
-                          key="fine_labels", fix=FIX)
-    return data, labels
+    return read_cifar_pickle(folder, split, label_key="fine_labels", n_classes=N_CLASSES,
+                             what="CIFAR-100", fix=FIX)
 
 
 def _channel_stats(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

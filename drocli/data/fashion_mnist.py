@@ -21,46 +21,14 @@ import numpy as np
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.data.cache import (
-    affine_features,
-    cached_arrays,
-    count_param,
-    find_files,
-    per_class_subsample,
-    resolve,
-)
-from drocli.data.idx import read_idx
-from drocli.errors import DrocliError
+from drocli.data.cache import affine_features, count_param, find_files, per_class_subsample
+from drocli.data.idx import IMAGE_NAMES, read_image_splits
 
 NAME = "fashion_mnist"
 N_CLASSES = 10
-FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
-         "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
 SYSTEM_DIRS = ["/usr/share/datasets/fashion-mnist", "~/.keras/datasets/fashion-mnist"]
 CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker",
            "Bag", "Ankle boot")
-
-
-def _read_split(folder, split: str) -> tuple[np.ndarray, np.ndarray]:
-    """(images (n, h*w) uint8, labels (n,) uint8) of one split, validated."""
-    img_name, lab_name = FILES[split]
-    img_path, lab_path = resolve(folder, img_name), resolve(folder, lab_name)
-    images, labels = read_idx(img_path), read_idx(lab_path)
-    if images.dtype != np.uint8 or images.ndim != 3:
-        raise DrocliError(f"expected uint8 images of shape (n, rows, cols), got "
-                          f"{images.dtype} {images.shape}", file=str(img_path),
-                          fix="use the Fashion-MNIST image file (idx3-ubyte)")
-    if labels.dtype != np.uint8 or labels.ndim != 1:
-        raise DrocliError(f"expected uint8 labels of shape (n,), got {labels.dtype} "
-                          f"{labels.shape}", file=str(lab_path),
-                          fix="use the Fashion-MNIST label file (idx1-ubyte)")
-    if labels.shape[0] != images.shape[0]:
-        raise DrocliError(f"{labels.shape[0]} labels for {images.shape[0]} images",
-                          file=str(lab_path), fix="use the label file of the same split")
-    if labels.size and labels.max() >= N_CLASSES:
-        raise DrocliError(f"label {int(labels.max())} outside 0..{N_CLASSES - 1}",
-                          file=str(lab_path), fix="use the Fashion-MNIST label file")
-    return images.reshape(images.shape[0], -1), labels
 
 
 def _pixel_stats(images: np.ndarray) -> tuple[float, float]:
@@ -75,8 +43,8 @@ def _pixel_stats(images: np.ndarray) -> tuple[float, float]:
 
 def locate(params: dict):
     """The folder holding the four IDX files (DrocliError saying where to put them)."""
-    return find_files(NAME, SYSTEM_DIRS, [n for pair in FILES.values() for n in pair],
-                      path=str(params.get("path") or ""), what="Fashion-MNIST IDX")
+    return find_files(NAME, SYSTEM_DIRS, list(IMAGE_NAMES), path=str(params.get("path") or ""),
+                      what="Fashion-MNIST IDX")
 
 
 @registry.data(
@@ -92,17 +60,7 @@ def load(params: dict, seed: int) -> GroupedData:
     n_tr = count_param(params, "n_train", 6000, minimum=1)
     n_te = count_param(params, "n_test", 1000)
     folder = locate(params)
-    files = [resolve(folder, n) for pair in FILES.values() for n in pair]
-
-    def build():
-        Xtr, ytr = _read_split(folder, "train")
-        Xte, yte = _read_split(folder, "test")
-        if Xte.shape[1] != Xtr.shape[1]:
-            raise DrocliError(f"test images have {Xte.shape[1]} pixels, train {Xtr.shape[1]}",
-                              file=str(files[2]), fix="use the files of one release")
-        return {"X_train": Xtr, "y_train": ytr, "X_test": Xte, "y_test": yte}
-
-    raw = cached_arrays(NAME, files, build, tag="idx")
+    raw, files = read_image_splits(NAME, folder, "Fashion-MNIST", N_CLASSES)
     d = raw["X_train"].shape[1]
     if params.get("standardize", True):
         mean, std = _pixel_stats(raw["X_train"])
