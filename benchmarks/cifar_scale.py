@@ -45,7 +45,8 @@ def main() -> None:
     for _ in range(reps):
         p.full_oracle(W, q)
     full = (time.perf_counter() - t0) / reps
-    print(f"GDRO at CIFAR-100 size: N={p.N}, d={D}, classes={C}, float32 X ({p.X.nbytes / 1e6:.0f} MB)")
+    mb = p.X.nbytes / 1e6
+    print(f"GDRO at CIFAR-100 size: N={p.N}, d={D}, classes={C}, float32 X ({mb:.0f} MB)")
     print()
     print("| what | counted gradients / s | time |")
     print("|---|---|---|")

@@ -80,6 +80,7 @@ def load(params: dict, seed: int) -> GroupedData:
     b = A @ theta + zeta
     L = np.einsum("ij,ij->i", A, A)
     info = {"theta_star": theta, "scales": s, "Sigma_diag": sd, "nu": nu, "sigma": sigma,
-            "cov_mode": mode, "L_max": float(L.max()), "L_bar": float(L.mean())}
+            "cov_mode": mode, "seed": int(seed), "L_max": float(L.max()),
+            "L_bar": float(L.mean())}
     return GroupedData("regression_synthetic", np.ascontiguousarray(A), b,
                        np.zeros(n, dtype=np.int64), info=info)

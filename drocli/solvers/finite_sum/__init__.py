@@ -45,9 +45,11 @@ def positive(params: dict, name: str) -> float:
 def step_size(params: dict, problem, name: str = "step") -> float:
     """The constant step: a number, or a table keyed by one value the data source records in
     its info, e.g. {nu: {0.0: 0.1, 0.5: 0.05, 1.0: 0.005}} for the paper's "0.1 when nu = 0,
-    0.05 when nu = 0.5, 0.005 when nu = 1.0" (a step per row of a data grid)."""
+    0.05 when nu = 0.5, 0.005 when nu = 1.0" (a step per row of a data grid). Tables nest:
+    {nu: {0.0: {sigma: {0.1: 1e-3, 1.0: 3e-4}}, ...}} gives a value per grid panel (a step
+    tuned per panel, Fig. 5). Also used for other per-panel numbers (osmd_lr)."""
     v = params.get(name)
-    if isinstance(v, dict):
+    while isinstance(v, dict):
         if len(v) != 1 or not isinstance(next(iter(v.values())), dict):
             raise DrocliError(f"a {name} table maps one data value to steps", key=f"{KEY}.{name}",
                               fix=STEP_TABLE_FIX)
@@ -61,8 +63,8 @@ def step_size(params: dict, problem, name: str = "step") -> float:
         if not hits:
             raise DrocliError(f"no {name} for {by} = {have} in the table", key=f"{KEY}.{name}",
                               fix=f"add {have} to the table")
-        return positive({name: hits[0]}, name)
-    return positive(params, name)
+        v = hits[0]
+    return positive({name: v}, name)
 
 
 def horizon(params: dict, monitor, cost_per_iter: float) -> int:
@@ -73,6 +75,13 @@ def horizon(params: dict, monitor, cost_per_iter: float) -> int:
         return T
     left = max(1, monitor.budget - monitor.calls)
     return max(2, int(math.ceil(left / cost_per_iter)))
+
+
+def linear_only(problem, solver: str) -> None:
+    """Raise for the network objective (finite_sum_mlp): only L-SVRG runs on it."""
+    if getattr(problem, "objective", None) == "mlp":
+        raise DrocliError(f"{solver} runs on the linear finite-sum objectives only",
+                          key="solvers", fix="use l_svrg for the two-layer network (Fig. 5)")
 
 
 def grad_norm_max(problem, x, snap_s, snap_c) -> float:
@@ -87,6 +96,8 @@ class Workspace:
     """Per-run buffers and the random stream of a finite-sum solver."""
 
     def __init__(self, problem, params: dict, rng, *, batch: int, T: int, abar: float):
+        if isinstance(params.get("osmd_lr"), dict):         # a per-panel table (Fig. 5)
+            params = {**params, "osmd_lr": step_size(params, problem, "osmd_lr")}
         self.sampler = sampler_from_params(params, problem, batch=batch, horizon=T, abar=abar)
         self.stream = UniformStream(rng, batch, self.sampler.uniforms_per_draw)
         self.optimal = self.sampler.name == "optimal"

@@ -38,6 +38,7 @@ from drocli.solvers.finite_sum import (
     batch_size,
     grad_norm_max,
     horizon,
+    linear_only,
     snapshot_prob,
 )
 
@@ -126,6 +127,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarra
     """L-Katyusha / AS-LKatyusha, Zhao, Lyu & Kolar (TMLR 2023), Algorithm 2 with Theorem 3's
     parameters and the per-sampler L of §4 (spec 002 §2.2); L, mu, theta1 > 0 override them.
     Returns v (or the query point x with eval_point: x)."""
+    linear_only(problem, "l_katyusha")
     b = batch_size(params)
     n = problem.n
     rho = snapshot_prob(params, n)

@@ -12,8 +12,14 @@ L-Katyusha with Adaptive Sampling" (TMLR 2023), generalised to the samplers of �
       x = x_new
 
 Labels of the paper: L-SVRG (uniform), IS-LSVRG (importance), Optimal-LSVRG (optimal),
-AS-LSVRG (adaosmd; osmd in §4.4). rho = 0 means the paper's 1/n. `step` is a number or a
-table by a data value, e.g. {nu: {0.0: 0.1, 0.5: 0.05, 1.0: 0.005}} (Fig. 1-2 captions).
+AS-LSVRG (adaosmd; osmd in §4.4). rho = 0 means the paper's 1/n. `step` (and `osmd_lr`) is
+a number or a table by a data value, e.g. {nu: {0.0: 0.1, 0.5: 0.05, 1.0: 0.005}} (Fig. 1-2
+captions); tables nest for a value per panel (Fig. 5's tuned steps).
+
+On the two-layer network of §4.4 (problem finite_sum_mlp, Fig. 5) the same algorithm runs in
+`lsvrg_mlp_chunk`: the per-sample differences Delta_k come from `mlp_vr_estimate`, and the
+chunk returns to Python after an iteration whose coin refreshed w, where grad F(w) and the
+snapshot are recomputed vectorised in numpy (counted n) before the chunk resumes.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import numpy as np
 from drocli import registry
 from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
 from drocli.problems.finite_sum import delta_norms, full_pass, vr_estimate
+from drocli.problems.finite_sum_mlp import mlp_delta_norms, mlp_vr_estimate
 from drocli.solvers.finite_sum import (
     COMMON_PARAMS,
     Workspace,
@@ -57,18 +64,81 @@ def lsvrg_chunk(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, U, coins, rho, 
         sampler_update(ss, idx, ak, pk)
 
 
+@numba.njit(cache=True, _nrt=False)
+def lsvrg_mlp_chunk(A, y, H, row_sq, x, w, gw, snap_z, snap_r, U, coins, rho, step, ss,
+                    optimal, idx, pk, ak, zbuf, g, counter):
+    """Iterations of Algorithm 1 on the two-layer network, in place, until U is used up or
+    an iteration's coin refreshes w (w = the old x); returns the number of iterations run.
+    After a refresh the caller recomputes the snapshot (snap_z, snap_r, gw) at w before
+    calling again. zbuf: scratch (3 H,)."""
+    D = x.shape[0]
+    b = idx.shape[0]
+    for t in range(U.shape[0]):
+        if optimal:
+            mlp_delta_norms(A, y, H, row_sq, x, w, snap_z, snap_r, zbuf, ss[2])
+            sampler_set_weights(ss)
+        sampler_draw_batch(ss, U[t], idx, pk)
+        mlp_vr_estimate(A, y, H, row_sq, x, w, gw, snap_z, snap_r, idx, pk, ak, zbuf, g)
+        counter[0] += 2 * b
+        refresh = coins[t] < rho
+        if refresh:
+            for j in range(D):
+                w[j] = x[j]
+        for j in range(D):
+            x[j] -= step * g[j]
+        sampler_update(ss, idx, ak, pk)
+        if refresh:
+            return t + 1
+    return U.shape[0]
+
+
+def solve_mlp(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
+    """Algorithm 1 on the two-layer network (finite_sum_mlp), x0 = the seeded init."""
+    b = batch_size(params)
+    step = step_size(params, problem)
+    n = problem.n
+    rho = snapshot_prob(params, n)
+    cost = 2.0 * b + rho * n
+    x = problem.zero_point()
+    w = x.copy()
+    t = 0
+    keep = monitor(x, iteration=t)
+    snap_z, snap_r, gw = problem.snapshot(w)                   # grad F(w^0): n calls
+    abar = float(problem.sample_grad_norms(snap_z, snap_r, w).max())
+    ws = Workspace(problem, params, rng, batch=b, T=horizon(params, monitor, cost), abar=abar)
+    ss = ws.sampler.arrays
+    zbuf = np.zeros(3 * problem.H)
+    while keep:
+        U, coins = ws.stream.take(monitor.steps_until_due(cost))
+        pos, m = 0, U.shape[0]
+        while pos < m:
+            done = lsvrg_mlp_chunk(problem.A, problem.y, problem.H, problem.row_sq, x, w, gw,
+                                   snap_z, snap_r, U[pos:], coins[pos:], rho, step, ss,
+                                   ws.optimal, ws.idx, ws.pk, ws.ak, zbuf, ws.g,
+                                   problem.counter)
+            pos += done
+            if coins[pos - 1] < rho:                            # w = old x: refresh [n]
+                problem.snapshot_into(w, snap_z, snap_r, gw)
+        t += m
+        keep = monitor(x, iteration=t)
+    return x
+
+
 @registry.solver(
     "l_svrg",
     params={"step": 0.1, "rho": 0.0, **COMMON_PARAMS},
     family="finite_sum",
-    accepts={"step": (dict,)},
+    accepts={"step": (dict,), "osmd_lr": (dict,)},
     description="L-SVRG with uniform / importance / optimal / OSMD / AdaOSMD sampling "
-                "(Zhao, Lyu & Kolar 2023, Algorithm 1)",
+                "(Zhao, Lyu & Kolar 2023, Algorithm 1); also on the two-layer network",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
     """L-SVRG / AS-LSVRG, Zhao, Lyu & Kolar (TMLR 2023), Algorithm 1 with any sampler of §2.4
     (spec 002 §2.1); constant step `step`, refresh probability rho (0: 1/n), mini-batch
-    `batch` drawn i.i.d. from p^t. Returns the last iterate x."""
+    `batch` drawn i.i.d. from p^t. Returns the last iterate x. On the two-layer network
+    (finite_sum_mlp, §4.4) it runs `solve_mlp`."""
+    if getattr(problem, "objective", None) == "mlp":
+        return solve_mlp(problem, params, rng, monitor)
     b = batch_size(params)
     step = step_size(params, problem)
     n = problem.n

@@ -27,6 +27,7 @@ from drocli.solvers.finite_sum import (
     batch_size,
     grad_norm_max,
     horizon,
+    linear_only,
     step_size,
 )
 
@@ -61,6 +62,7 @@ def sgd_chunk(A, y, obj, mu, row_sq, x, zero_d, zero_n, U, step, ss, optimal, id
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
     """SGD / Optimal-SGD, the Fig. 1 baselines of Zhao, Lyu & Kolar (TMLR 2023), §4.1 (spec 002
     §2.3): constant step, mini-batch drawn i.i.d. from p^t. Returns the last iterate x."""
+    linear_only(problem, "sgd")
     b = batch_size(params)
     step = step_size(params, problem)
     x = problem.zero_point()

@@ -1,0 +1,79 @@
+"""Pick the best swept setting of a tuning run (used for experiments/as_lsvrg_fig5.yaml).
+
+    python experiments/tuning/select_best.py RESULTS_DIR [RESULTS_DIR ...] [--metric M]
+        [--by nu,sigma] [--max]
+
+The records of several runs (e.g. a grid and its refinement) are pooled. For every method
+(the label up to its first swept value, e.g. "AS-LSVRG" of "AS-LSVRG 0.001 1e-06") and every
+data panel (the --by columns), the mean over seeds of the metric at each cell's last
+checkpoint is computed per swept setting (step, osmd_lr, ...); a diverged cell (non-finite
+last value) counts as +inf, so a setting is only eligible when every seed finished. Prints
+one line per (method, panel): the best setting, its mean and the runner-up, then a
+YAML-ready nested table {by1: {v: {by2: {v: value}}}} per swept parameter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from drocli.aggregate import STANDARD_COLUMNS
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("--metric", default="log10_loss")
+    ap.add_argument("--by", default="nu,sigma", help="data columns that define a panel")
+    ap.add_argument("--max", action="store_true", help="larger is better")
+    a = ap.parse_args(argv)
+    df = pd.concat([pd.read_csv(Path(r) / "records.csv") for r in a.results],
+                   ignore_index=True)
+    by = [c for c in a.by.split(",") if c]
+    d = df[df.metric == a.metric]
+    last = d.sort_values(["cell", "step"], kind="stable").groupby("cell").tail(1).copy()
+    swept = [c for c in last.columns if c not in STANDARD_COLUMNS and c not in by
+             and last[c].notna().any()]
+    last["method"] = last["label"].str.split(" ").str[0]
+    v = pd.to_numeric(last["value"], errors="coerce").to_numpy(float).copy()
+    v[~np.isfinite(v)] = -np.inf if a.max else np.inf
+    last["score"] = v
+    tables: dict = {}
+    for (method, *panel), g in last.groupby(["method", *by], sort=True):
+        keys = [c for c in swept if g[c].notna().any()]
+        means = g.groupby(keys)["score"].agg(["mean", "count"]).sort_values(
+            "mean", ascending=not a.max)
+        best, nxt = means.index[0], (means.index[1] if len(means) > 1 else None)
+        best = best if isinstance(best, tuple) else (best,)
+        where = ", ".join(f"{c}={p:g}" for c, p in zip(by, panel, strict=True))
+        nxt = nxt if isinstance(nxt, tuple) else (nxt,)
+        runner = "" if len(means) < 2 else (
+            "; runner-up " + ", ".join(f"{float(x):g}" for x in nxt)
+            + f" {means['mean'].iloc[1]:.3f}")
+        setting = ", ".join(f"{k}={float(x):g}" for k, x in zip(keys, best, strict=True))
+        print(f"{method:>10} [{where}]: best {setting} "
+              f"mean {means['mean'].iloc[0]:.3f} over {int(means['count'].iloc[0])} seeds"
+              f"{runner}")
+        for k, val in zip(keys, best, strict=True):
+            node = tables.setdefault(method, {}).setdefault(k, {})
+            for c, p in zip(by[:-1], panel[:-1], strict=True):
+                node = node.setdefault(c, {}).setdefault(float(p), {})
+            node.setdefault(by[-1], {})[float(panel[-1])] = float(val) if math.isfinite(
+                float(val)) else val
+    for method, params in tables.items():
+        for k, tab in params.items():
+            print(f"{method} {k}: {_yaml(tab)}")
+
+
+def _yaml(node) -> str:
+    if isinstance(node, dict):
+        return "{" + ", ".join(f"{k}: {_yaml(v)}" for k, v in node.items()) + "}"
+    return f"{node:.3g}" if isinstance(node, float) else str(node)
+
+
+if __name__ == "__main__":
+    main()
