@@ -46,6 +46,7 @@ from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops import mlp
 from drocli.ops.partition import SCHEMES, partition, rotate_rows, rotation_k
+from drocli.problems.counted import CountedOracles
 
 KEY = "problem.params"
 LOSSES = ("ce", "propfair")
@@ -86,7 +87,7 @@ def _image_shape(data: GroupedData, d: int):
     return (side, side) if side * side == d else None
 
 
-class FederatedProblem:
+class FederatedProblem(CountedOracles):
     """See the module docstring. Attributes: m, P, lr, N = 1, counter (1,) int64, dims,
     local_steps, batch, partition, angles, classes ((m, C) or None), seed, sizes_train,
     sizes_test, X_train[i] / y_train[i] / X_test[i] / y_test[i] (client views), info."""
@@ -166,7 +167,7 @@ class FederatedProblem:
         self.init_mode = init
         self.dtype = np.dtype(DTYPES[dtype])
         self.N = 1
-        self.counter = np.zeros(1, dtype=np.int64)
+        self.init_counter()
         ss_part, ss_init = np.random.SeedSequence(self.seed).spawn(2)
         self._init_seq = ss_init
         tr_idx, te_idx, classes = partition(y_tr, y_te, partition_scheme, m,
@@ -216,13 +217,6 @@ class FederatedProblem:
         return Xall, yall, off
 
     # ---- bookkeeping --------------------------------------------------------------------------
-    @property
-    def oracle_calls(self) -> int:
-        return int(self.counter[0])
-
-    def reset_counter(self) -> None:
-        self.counter[0] = 0
-
     def initial(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """θ0 float64 (P,), PyTorch's default init U(±1/sqrt(fan_in)). init="seed": from the
         problem's seed (the same θ0 for every solver, rng unused); init="rng": from rng."""

@@ -35,6 +35,7 @@ from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.kernels import dot_row
+from drocli.problems.counted import CountedOracles
 
 LEAST_SQUARES = 0
 LOGISTIC = 1
@@ -225,7 +226,7 @@ def _solve_cached(problem):
 # ------------------------------------------------------------------------------------------
 # the problem
 # ------------------------------------------------------------------------------------------
-class FiniteSumProblem:
+class FiniteSumProblem(CountedOracles):
     """F(x) = (1/n) sum_i f_i(x) with counted oracles.
 
     Arrays for the compiled kernels: A (n, d) float64 C-contiguous, y (n,) float64 (targets,
@@ -277,7 +278,7 @@ class FiniteSumProblem:
             lmin, lmax = 0.0, lambda_max_gram(A) / self.n
         self.L_F = scale * lmax + mu
         self.strong_convexity = (lmin + mu) if self.obj == LEAST_SQUARES else mu
-        self.counter = np.zeros(1, dtype=np.int64)
+        self.init_counter()
         self.info = dict(info or {})
         self.x_star, solve_info = _solve_cached(self)
         self.info.update(solve_info)
@@ -305,13 +306,6 @@ class FiniteSumProblem:
         return _newton_logistic(A, y, mu)
 
     # ---- bookkeeping ---------------------------------------------------------------------
-    @property
-    def oracle_calls(self) -> int:
-        return int(self.counter[0])
-
-    def reset_counter(self) -> None:
-        self.counter[0] = 0
-
     def zero_point(self) -> np.ndarray:
         """x0 = 0 (spec 002 §2.5, [UNSPEC] -> zeros)."""
         return np.zeros(self.d)

@@ -43,6 +43,7 @@ import numpy as np
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.problems.counted import CountedOracles
 
 KEY = "problem.params"
 LOSS_FLOOR = 1e-300
@@ -191,7 +192,7 @@ def pytorch_init(d: int, H: int, seed: int) -> np.ndarray:
     return np.concatenate([W1.ravel(), c1, w2, c2])
 
 
-class MLPFiniteSumProblem:
+class MLPFiniteSumProblem(CountedOracles):
     """F(x) = (1/n) sum_i (1/2)(b_i - y_hat(a_i; x))^2 for the two-layer ReLU network, with
     counted oracles (per-sample gradient: 1; full gradient: n).
 
@@ -231,7 +232,7 @@ class MLPFiniteSumProblem:
         self.L = self.row_sq.copy()
         self.L_bar = float(self.L.mean())
         self.L_max = float(self.L.max())
-        self.counter = np.zeros(1, dtype=np.int64)
+        self.init_counter()
         self.init_seed = int(init_seed)
         self.x0 = pytorch_init(self.d_in, hidden, self.init_seed)
         self.info.update(hidden=hidden, D=self.d, standardize_y=bool(standardize_y),
@@ -251,13 +252,6 @@ class MLPFiniteSumProblem:
                                np.asarray(w2, float), [float(c2)]])
 
     # ---- bookkeeping ---------------------------------------------------------------------
-    @property
-    def oracle_calls(self) -> int:
-        return int(self.counter[0])
-
-    def reset_counter(self) -> None:
-        self.counter[0] = 0
-
     def zero_point(self) -> np.ndarray:
         """x0: the seeded PyTorch-style init (spec 002 §2.5: "NN: seeded random init")."""
         return self.x0.copy()

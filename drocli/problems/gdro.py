@@ -20,6 +20,7 @@ from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.losses import LOSS_IDS, loss_dscore
+from drocli.problems.counted import CountedOracles
 
 LOSSES = tuple(LOSS_IDS)
 
@@ -46,7 +47,7 @@ def _sorted_split(X, y, g, m, what):
     return X, y, g, offsets
 
 
-class GDROProblem:
+class GDROProblem(CountedOracles):
     """Grouped linear-model problem with counted oracles.
 
     Attributes: X (N, d) float32 C-contiguous, rows sorted by group (stable); y (N,) float64;
@@ -93,17 +94,10 @@ class GDROProblem:
         if data.X_test is not None and data.y_test is not None and data.g_test is not None:
             self.X_test, self.y_test, _, self.offsets_test = _sorted_split(
                 data.X_test, data.y_test, data.g_test, m, "test")
-        self.counter = np.zeros(1, dtype=np.int64)
+        self.init_counter()
         self.info = dict(data.info)
 
     # ---- bookkeeping --------------------------------------------------------------------
-    @property
-    def oracle_calls(self) -> int:
-        return int(self.counter[0])
-
-    def reset_counter(self) -> None:
-        self.counter[0] = 0
-
     @property
     def shape(self) -> tuple[int, int]:
         """Shape (d, k) of the parameter W."""

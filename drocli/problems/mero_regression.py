@@ -34,6 +34,7 @@ from scipy.optimize import minimize
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.problems.counted import CountedOracles
 
 LOSSES = ("squared", "absolute")
 LOSS_IDS = {"squared": 0, "absolute": 1}
@@ -147,7 +148,7 @@ def saddle_opt(W, sigma, rstar, radius, loss) -> tuple[float, np.ndarray]:
 
 
 # ---- problem ----------------------------------------------------------------------------------
-class MERORegressionProblem:
+class MERORegressionProblem(CountedOracles):
     """See the module docstring. Attributes: W_star (m, d), sigma (m,), m, d, radius, loss,
     loss_id, rstar (m,), opt, w_opt (d,), N, counter (1,) int64, info."""
 
@@ -182,17 +183,10 @@ class MERORegressionProblem:
         self.D2 = self.radius ** 2 / 2.0
         self.L = 2.0 * self.d                 # E[2 ||x||^2], squared loss
         self.Lstar = math.sqrt(self.d)        # ~ E||x||, absolute loss
-        self.counter = np.zeros(1, dtype=np.int64)
+        self.init_counter()
         self.info = {"opt": self.opt, "rstar": self.rstar.tolist(), "loss": loss}
 
     # ---- bookkeeping ----------------------------------------------------------------------------
-    @property
-    def oracle_calls(self) -> int:
-        return int(self.counter[0])
-
-    def reset_counter(self) -> None:
-        self.counter[0] = 0
-
     def sample(self, rng: np.random.Generator, n: int, r: int):
         """n rounds of r samples per group: X (n, m, r, d), Y (n, m, r), float64 (not counted)."""
         X = rng.standard_normal((n, self.m, r, self.d))

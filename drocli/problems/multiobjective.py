@@ -33,6 +33,7 @@ from scipy.optimize import brentq, minimize_scalar
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.problems.counted import CountedOracles
 
 KEY = "problem.params"
 HV_REF = (1.0, 1.0)
@@ -113,7 +114,7 @@ def hypervolume_2d(points, ref=HV_REF) -> float:
     return float(hv)
 
 
-class VLMOP2Problem:
+class VLMOP2Problem(CountedOracles):
     """See the module docstring. Attributes: d, m = 2, c, w (2,), lower, upper, N = m,
     counter (1,) int64, tch_opt, u_opt, theta_opt (d,), f_opt (2,), info."""
 
@@ -139,7 +140,7 @@ class VLMOP2Problem:
         self.lower = -1.0 + float(box_eps)
         self.upper = 1.0 - float(box_eps)
         self.N = self.m
-        self.counter = np.zeros(1, dtype=np.int64)
+        self.init_counter()
         self.u_opt = tch_optimum_u(w)
         self.theta_opt = np.full(self.d, self.u_opt * self.c)
         self.f_opt = front_point(self.u_opt)
@@ -147,13 +148,6 @@ class VLMOP2Problem:
         self.info = {"pref": w.tolist(), "tch_opt": self.tch_opt, "f_opt": self.f_opt.tolist()}
 
     # ---- bookkeeping --------------------------------------------------------------------------
-    @property
-    def oracle_calls(self) -> int:
-        return int(self.counter[0])
-
-    def reset_counter(self) -> None:
-        self.counter[0] = 0
-
     def initial(self, rng: np.random.Generator) -> np.ndarray:
         """θ^(1) ~ U(-c, c)^d ([CODE], spec §3.1.3)."""
         return rng.uniform(-self.c, self.c, self.d)
