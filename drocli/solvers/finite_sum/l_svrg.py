@@ -92,13 +92,16 @@ def lsvrg_mlp_chunk(A, y, H, row_sq, x, w, gw, snap_z, snap_r, U, coins, rho, st
     return U.shape[0]
 
 
+def _setup(params: dict, problem):
+    """Batch b, step, refresh probability rho and the expected gradients per iteration."""
+    b = batch_size(params)
+    rho = snapshot_prob(params, problem.n)
+    return b, step_size(params, problem), rho, 2.0 * b + rho * problem.n
+
+
 def solve_mlp(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
     """Algorithm 1 on the two-layer network (finite_sum_mlp), x0 = the seeded init."""
-    b = batch_size(params)
-    step = step_size(params, problem)
-    n = problem.n
-    rho = snapshot_prob(params, n)
-    cost = 2.0 * b + rho * n
+    b, step, rho, cost = _setup(params, problem)
     x = problem.zero_point()
     w = x.copy()
     t = 0
@@ -139,11 +142,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarra
     (finite_sum_mlp, §4.4) it runs `solve_mlp`."""
     if getattr(problem, "objective", None) == "mlp":
         return solve_mlp(problem, params, rng, monitor)
-    b = batch_size(params)
-    step = step_size(params, problem)
-    n = problem.n
-    rho = snapshot_prob(params, n)
-    cost = 2.0 * b + rho * n
+    b, step, rho, cost = _setup(params, problem)
     x = problem.zero_point()
     w = x.copy()
     t = 0
