@@ -57,6 +57,37 @@ CASES = [("n=100, d=10", 100, 10, 5000, 400_000, 100_000),
 ALPHA = 0.4
 
 
+@numba.njit(cache=True, inline="always")
+def reference_estimate(A, i, x, w, gw, g):
+    """g = gw + (a_i.x - a_i.w) a_i (least squares, uniform, b = 1)."""
+    d = x.shape[0]
+    sx = 0.0
+    sw = 0.0
+    for j in range(d):
+        sx += A[i, j] * x[j]
+        sw += A[i, j] * w[j]
+    c = sx - sw
+    for j in range(d):
+        g[j] = gw[j] + c * A[i, j]
+
+
+@numba.njit(cache=True, inline="always")
+def reference_refresh(A, y, src, w, gw):
+    """w = src, gw = grad F(w) = A^T (A w - y) / n, row by row."""
+    n, d = A.shape
+    for j in range(d):
+        w[j] = src[j]
+        gw[j] = 0.0
+    for r in range(n):
+        s = -y[r]
+        for j in range(d):
+            s += A[r, j] * w[j]
+        for j in range(d):
+            gw[j] += s * A[r, j]
+    for j in range(d):
+        gw[j] /= n
+
+
 @numba.njit(cache=True)
 def reference_lsvrg(A, y, idx, coins, rho, step, x, w, gw, counter):
     """Minimal L-SVRG (least squares, uniform, b = 1): g = gw + (a.x - a.w) a (old w, old gw),
@@ -64,29 +95,10 @@ def reference_lsvrg(A, y, idx, coins, rho, step, x, w, gw, counter):
     n, d = A.shape
     g = np.empty(d)
     for t in range(idx.shape[0]):
-        i = idx[t]
-        sx = 0.0
-        sw = 0.0
-        for j in range(d):
-            sx += A[i, j] * x[j]
-            sw += A[i, j] * w[j]
-        c = sx - sw
-        for j in range(d):
-            g[j] = gw[j] + c * A[i, j]
+        reference_estimate(A, idx[t], x, w, gw, g)
         counter[0] += 2
         if coins[t] < rho:
-            for j in range(d):
-                w[j] = x[j]
-                gw[j] = 0.0
-            for r in range(n):
-                s = 0.0
-                for j in range(d):
-                    s += A[r, j] * w[j]
-                s -= y[r]
-                for j in range(d):
-                    gw[j] += s * A[r, j]
-            for j in range(d):
-                gw[j] /= n
+            reference_refresh(A, y, x, w, gw)
             counter[0] += n
         for j in range(d):
             x[j] -= step * g[j]
@@ -108,28 +120,10 @@ def reference_lkatyusha(A, y, idx, coins, rho, theta1, theta2, eta, kappa, L, x,
         i = idx[t]
         for j in range(d):
             x[j] = theta1 * z[j] + theta2 * w[j] + th3 * v[j]
-        sx = 0.0
-        sw = 0.0
-        for j in range(d):
-            sx += A[i, j] * x[j]
-            sw += A[i, j] * w[j]
-        c = sx - sw
-        for j in range(d):
-            g[j] = gw[j] + c * A[i, j]
+        reference_estimate(A, i, x, w, gw, g)
         counter[0] += 2
         if coins[t] < rho:
-            for j in range(d):
-                w[j] = v[j]
-                gw[j] = 0.0
-            for r in range(n):
-                s = 0.0
-                for j in range(d):
-                    s += A[r, j] * w[j]
-                s -= y[r]
-                for j in range(d):
-                    gw[j] += s * A[r, j]
-            for j in range(d):
-                gw[j] /= n
+            reference_refresh(A, y, v, w, gw)
             counter[0] += n
         for j in range(d):
             zn = (ek * x[j] + z[j] - eL * g[j]) * inv
@@ -188,18 +182,7 @@ def reference_lsvrg_adaosmd(A, y, U, coins, rho, step, eta, gamma, floor, x, w, 
             g[j] = gw[j] + c / (n * pi) * A[i, j]
         counter[0] += 2
         if coins[t] < rho:
-            for j in range(d):
-                w[j] = x[j]
-                gw[j] = 0.0
-            for r in range(n):
-                s = 0.0
-                for j in range(d):
-                    s += A[r, j] * w[j]
-                s -= y[r]
-                for j in range(d):
-                    gw[j] += s * A[r, j]
-            for j in range(d):
-                gw[j] /= n
+            reference_refresh(A, y, x, w, gw)
             counter[0] += n
         for j in range(d):
             x[j] -= step * g[j]
