@@ -13,7 +13,8 @@ accepts; `@claim_kind(...)` adds more. Conventions shared by every kind:
 - curve kinds use the seed curves interpolated on their common grid (`drocli.aggregate`).
 
 Statuses: holds, fails, not_reproduced (claim marked `reproduced: false` that indeed does
-not hold), unexpectedly_holds (marked false but holds; reported, never a failure), skipped
+not hold; `reproduced: [paper]` marks it reproduced on the listed profiles only),
+unexpectedly_holds (marked not reproduced but holds; reported, never a failure), skipped
 (profile not listed, labels or rows missing).
 """
 
@@ -92,7 +93,7 @@ class ClaimSpec(BaseModel):
     others: list[str] = Field(default_factory=list)   # at least one, except `pooled` + value
     per_seed: bool | None = None            # None: the kind's default
     profiles: list[str] | None = None       # None: every profile
-    reproduced: bool = True
+    reproduced: bool | list[str] = True     # a list: the profiles on which it reproduces
     filter: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
     # kind-specific
     margin: float | None = None             # final_below, best_below
@@ -189,8 +190,11 @@ def evaluate_claims(records: pd.DataFrame, claims: list, profile: str) -> list[C
 
 
 def evaluate_claim(records: pd.DataFrame, claim: ClaimSpec, profile: str) -> ClaimResult:
+    reproduced = claim.reproduced if isinstance(claim.reproduced, bool) \
+        else profile in claim.reproduced
+
     def result(status, detail, values=None):
-        return ClaimResult(claim.id, claim.text, claim.kind, status, detail, claim.reproduced,
+        return ClaimResult(claim.id, claim.text, claim.kind, status, detail, reproduced,
                            dict(values or {}))
 
     if claim.profiles is not None and profile not in claim.profiles:
@@ -218,7 +222,7 @@ def evaluate_claim(records: pd.DataFrame, claim: ClaimSpec, profile: str) -> Cla
         holds, detail, values = CLAIM_KINDS[claim.kind].func(claim, data)
     except SkipClaim as exc:
         return result("skipped", str(exc))
-    if claim.reproduced:
+    if reproduced:
         status = "holds" if holds else "fails"
     else:
         status = "unexpectedly_holds" if holds else "not_reproduced"

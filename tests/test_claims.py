@@ -75,6 +75,15 @@ def test_final_below_fails_and_reproduced_false_statuses():
     assert one(ORDERED, reproduced=False).status == "unexpectedly_holds"
 
 
+def test_reproduced_as_profile_list():
+    # reproduced on the listed profiles only: a failure elsewhere is the expected negative
+    failing = dict(solver="SMD", others=["ALEG"], reproduced=["paper"])
+    assert one(ORDERED, profile="paper", **failing).status == "fails"
+    assert one(ORDERED, profile="quick", **failing).status == "not_reproduced"
+    assert one(ORDERED, profile="quick", reproduced=["paper"]).status == "unexpectedly_holds"
+    assert one(ORDERED, profile="paper", reproduced=["paper"]).status == "holds"
+
+
 def test_final_below_per_seed_vs_seed_means():
     curves = {"ALEG": expo(0.60), "SMD": expo(0.62), "MPVR": expo(0.61)}
     x, y = curves["ALEG"][1]
