@@ -585,10 +585,11 @@ def _key_text(v) -> str:
 
 
 def compare_reference(records: pd.DataFrame, reference: pd.DataFrame, rtol: float = 1e-4,
-                      atol: float = 1e-9) -> list[str]:
+                      atol: float = 1e-9, rtol_by_label: dict | None = None) -> list[str]:
     """Compare the final value of every (label, dataset, seed, metric) with a reference.
 
-    Match: |value - ref| <= atol + rtol * |ref|; NaN matches NaN only. Returns one line per
+    Match: |value - ref| <= atol + r * |ref|, r = max(rtol, rtol_by_label[label]) (the spec's
+    `reference_rtol`); NaN matches NaN only. Returns one line per
     mismatch or per key present on one side only; an empty list means all match. When a
     key names several cells (a swept parameter sharing a label), the parameter columns
     that tell them apart are added to the key.
@@ -631,10 +632,12 @@ def compare_reference(records: pd.DataFrame, reference: pd.DataFrame, rtol: floa
         elif math.isnan(a) or math.isnan(b):
             if not (math.isnan(a) and math.isnan(b)):
                 lines.append(f"{key}: {a:.6g} vs reference {b:.6g} (one is NaN)")
-        elif abs(a - b) > atol + rtol * abs(b):
-            rel = abs(a - b) / abs(b) if b else math.inf
-            lines.append(f"{key}: {a:.8g} vs reference {b:.8g} (abs diff {abs(a - b):.2g}, "
-                         f"rel diff {rel:.2g} > rtol {rtol:g}, atol {atol:g})")
+        else:
+            r = max(rtol, (rtol_by_label or {}).get(str(row["label"]), 0.0))
+            if abs(a - b) > atol + r * abs(b):
+                rel = abs(a - b) / abs(b) if b else math.inf
+                lines.append(f"{key}: {a:.8g} vs reference {b:.8g} (abs diff "
+                             f"{abs(a - b):.2g}, rel diff {rel:.2g} > rtol {r:g}, atol {atol:g})")
     return lines
 
 

@@ -150,12 +150,15 @@ def check(results_dir, reference, rtol, atol):
         click.echo(format_result(r))
         ok &= r.status != "fails"
     if reference is not None:
-        mismatches = compare_reference(df, read_records(reference), rtol=rtol, atol=atol)
+        mismatches = compare_reference(df, read_records(reference), rtol=rtol, atol=atol,
+                                       rtol_by_label=spec.reference_rtol)
         for line in mismatches:
             click.echo(f"MISMATCH {line}")
         ok &= not mismatches
         if not mismatches:
-            click.echo(f"MATCHES  reference {reference} (rtol={rtol:g})")
+            loose = "".join(f", {lab}: {t:g}" for lab, t in spec.reference_rtol.items()
+                            if t > rtol)
+            click.echo(f"MATCHES  reference {reference} (rtol={rtol:g}{loose})")
     sys.exit(0 if ok else 1)
 
 

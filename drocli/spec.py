@@ -100,6 +100,9 @@ class Spec(_Strict):
     # its name is the records column `setting`
     cases: dict[str, dict[str, Any]] = Field(default_factory=dict)
     default_profile: str = "paper"
+    # label -> relative tolerance floor for `drocli check --reference` (a trajectory whose
+    # last digits differ between CPUs, e.g. AVX-512 vs AVX2 BLAS kernels; say why in a comment)
+    reference_rtol: dict[str, float] = Field(default_factory=dict)
     profile: str | None = None  # set on load: the profile this spec was resolved with
     blas_threads: int = Field(1, ge=1)
 
@@ -344,6 +347,13 @@ def check_names(spec: Spec, file: str) -> None:
             if not any(lab == x or x.startswith(lab + " ") for x in labels):
                 raise DrocliError(f"claim names unknown solver label {lab!r}", file=file,
                                   key=f"claims.{i}", fix=did_you_mean(lab, labels))
+    for lab, tol in spec.reference_rtol.items():
+        if lab not in labels:
+            raise DrocliError(f"reference_rtol names unknown solver label {lab!r}", file=file,
+                              key=f"reference_rtol.{lab}", fix=did_you_mean(lab, labels))
+        if not 0 < tol < 1:
+            raise DrocliError(f"reference_rtol.{lab} must lie in (0, 1), got {tol}", file=file,
+                              key=f"reference_rtol.{lab}", fix="e.g. 0.01 (1 %)")
     for i, f in enumerate(spec.figures):
         for lab in getattr(f, "legend", None) or []:
             if lab not in labels:

@@ -132,6 +132,10 @@ def test_compare_reference_reports_changed_and_missing():
     lines = compare_reference(changed, df, rtol=1e-4)
     assert len(lines) == 1 and "A" in lines[0]
     assert compare_reference(changed, df, rtol=0.1) == []
+    # a per-label floor (the spec's reference_rtol) loosens that label only
+    assert compare_reference(changed, df, rtol=1e-4, rtol_by_label={"A": 0.02}) == []
+    assert len(compare_reference(changed, df, rtol=1e-4, rtol_by_label={"B": 0.02})) == 1
+    assert "rtol 0.005" in compare_reference(changed, df, rtol_by_label={"A": 0.005})[0]
     fewer = df[df.seed == 0]
     assert len(compare_reference(fewer, df)) == 1
 

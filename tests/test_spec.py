@@ -70,3 +70,14 @@ def test_unknown_profile(tiny_spec):
 def test_claim_label_checked(tiny_spec):
     tiny_spec.write_text(tiny_spec.read_text().replace("others: [SMD]", "others: [SDM]"))
     assert "SDM" in _err(tiny_spec)
+
+
+def test_reference_rtol_labels_and_range_checked(tiny_spec):
+    text = tiny_spec.read_text()
+    tiny_spec.write_text(text + "reference_rtol: {SDM: 0.01}\n")
+    msg = _err(tiny_spec)
+    assert "reference_rtol.SDM" in msg and "'SMD'" in msg
+    tiny_spec.write_text(text + "reference_rtol: {SMD: 2}\n")
+    assert "(0, 1)" in _err(tiny_spec)
+    tiny_spec.write_text(text + "reference_rtol: {SMD: 0.01}\n")
+    assert load_spec(tiny_spec).reference_rtol == {"SMD": 0.01}
