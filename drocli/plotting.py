@@ -65,6 +65,8 @@ class PanelSpec(BaseModel):
 
     metric: str
     title: str | None = None
+    x: str | None = None               # default: the figure's x (e.g. time_s under oracle_calls)
+    xlabel: str | None = None          # default: the figure's xlabel when x is the figure's
     ylabel: str | None = None          # default: the metric name
     ylim: tuple[float | None, float | None] | None = None   # default: zoom to the data
     xlim: tuple[float | None, float | None] | None = None
@@ -116,6 +118,17 @@ class FigureSpec(BaseModel):
     @property
     def grid_shape(self) -> tuple[int, int]:
         return tuple(self.layout) if self.layout else (1, len(self.panels))
+
+    def x_of(self, panel: PanelSpec) -> str:
+        return panel.x or self.x
+
+    def xlabel_of(self, panel: PanelSpec) -> str:
+        if panel.xlabel is not None:
+            return panel.xlabel
+        if panel.x is None and self.xlabel is not None:
+            return self.xlabel
+        x = self.x_of(panel)
+        return DEFAULT_XLABELS.get(x, x)
 
 
 # --- figure kinds -------------------------------------------------------------------------
@@ -229,16 +242,19 @@ def _formats(fmt: str) -> list[str]:
 
 def _check_columns(records: pd.DataFrame, spec: FigureSpec) -> None:
     where = f"figures[{spec.name}]"
-    need = ["label", "seed", "cell", "metric", "value", spec.x]
+    xs = list(dict.fromkeys(spec.x_of(p) for p in spec.panels))
+    need = ["label", "seed", "cell", "metric", "value", *xs]
     missing = [c for c in need if c not in records.columns]
     if missing:
+        bad_x = [x for x in xs if x in missing]
         raise DrocliError(f"records lack column(s) {', '.join(missing)}", key=where,
-                          fix=(f"x: {did_you_mean(spec.x, map(str, records.columns))}"
-                               if spec.x in missing else "regenerate records.csv"))
-    if not pd.api.types.is_numeric_dtype(records[spec.x]):
-        raise DrocliError(f"x column {spec.x!r} is not numeric", key=f"{where}.x",
-                          fix="use oracle_calls, time_s, step or a recorded metric such "
-                              "as iteration")
+                          fix=(f"x: {did_you_mean(bad_x[0], map(str, records.columns))}"
+                               if bad_x else "regenerate records.csv"))
+    for x in xs:
+        if not pd.api.types.is_numeric_dtype(records[x]):
+            raise DrocliError(f"x column {x!r} is not numeric", key=f"{where}.x",
+                              fix="use oracle_calls, time_s, step or a recorded metric such "
+                                  "as iteration")
     metrics = sorted(map(str, records["metric"].dropna().unique()))
     for i, panel in enumerate(spec.panels):
         if panel.metric not in metrics:
@@ -284,7 +300,8 @@ def _legend_grid(labels: list[str], width_in: float) -> tuple[int, int]:
 
 def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str | None
                  ) -> Figure:
-    records = metric_as_x(records, spec.x)      # x may be a recorded metric (iteration)
+    for x in dict.fromkeys(spec.x_of(p) for p in spec.panels):
+        records = metric_as_x(records, x)       # x may be a recorded metric (iteration)
     _check_columns(records, spec)
     rows = apply_filter(records, spec.filter, where=f"figures[{spec.name}].filter")
     rows = rows[rows["metric"].isin([p.metric for p in spec.panels])]
@@ -357,7 +374,7 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
         lrows = sub[sub["label"].astype(str) == lab]
         if lrows.empty:
             continue
-        agg = aggregate(lrows, x=spec.x, band=spec.band, nan="omit",
+        agg = aggregate(lrows, x=spec.x_of(panel), band=spec.band, nan="omit",
                         what=f"{where} ({panel.metric}, {lab})")
         ok = np.isfinite(agg.center)
         if agg.diverged:
@@ -377,8 +394,7 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
     if panel.reference_slope is not None and anchor is not None:
         _reference_line(ax, *anchor, panel.reference_slope)
     ax.set_title(panel.title if panel.title is not None else panel.metric)
-    ax.set_xlabel(spec.xlabel if spec.xlabel is not None
-                  else DEFAULT_XLABELS.get(spec.x, spec.x))
+    ax.set_xlabel(spec.xlabel_of(panel))
     ax.set_ylabel(panel.ylabel if panel.ylabel is not None else panel.metric)
     if spec.logx:
         ax.set_xscale("log")

@@ -29,7 +29,12 @@ FAMILY_FIXTURES = {
     "moo": ("moo_none", {}, "vlmop2", {"dim": 10, "pref": 0.3}),
     "federated": ("mnist5k", {}, "federated",
                   {"clients": 4, "angles": [0, 0, 90, 180], "hidden": 16, "local_steps": 2}),
+    "bilevel": ("digits_split", {"n_train": 200}, "bilevel_weights", {"lam": 0.1, "tasks": 1}),
 }
+# Per-solver parameter overrides for the tiny instances (a step that costs more than the
+# whole tiny budget, or a task batch larger than the tiny problem's tasks).
+SOLVER_FIXTURE_PARAMS = {"stocbio": {"batch_big": 16, "inner": 2, "Q": 2},
+                         "rsvrb": {"tasks_per_iter": 1}, "re_rsvrb": {"tasks_per_iter": 1}}
 
 TINY_SPEC = textwrap.dedent("""\
     name: tiny

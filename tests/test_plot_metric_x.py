@@ -86,3 +86,23 @@ def test_figure_with_iteration_x(tmp_path):
 def test_unknown_x_still_errors():
     with pytest.raises(DrocliError, match="x: "):
         make_figure(make_records(), fig_spec(x="iterations"))
+
+
+def test_panels_may_have_their_own_x():
+    """Paper 004's layout: the objective vs samples on top, vs running time below."""
+    spec = fig_spec(x="oracle_calls", layout=[2, 1], xlabel="# of samples",
+                    panels=[{"metric": "log10_gap"},
+                            {"metric": "log10_gap", "x": "time_s"},
+                            ])
+    fig = make_figure(make_records(), spec)
+    top, bottom = fig.axes[:2]
+    assert top.get_xlabel() == "# of samples" and bottom.get_xlabel() == "wall time (s)"
+    t = {ln.get_label(): ln.get_xdata() for ln in top.get_lines()}
+    b = {ln.get_label(): ln.get_xdata() for ln in bottom.get_lines()}
+    np.testing.assert_allclose(b["SGD"], t["SGD"] * 1e-6)      # time_s = calls x 1e-6
+    spec2 = fig_spec(panels=[{"metric": "log10_gap", "x": "iteration", "xlabel": "it"},
+                             {"metric": "log10_gap", "x": "oracle_calls"}], x="time_s")
+    fig2 = make_figure(make_records(), spec2)
+    assert [ax.get_xlabel() for ax in fig2.axes[:2]] == ["it", "# oracle calls"]
+    with pytest.raises(DrocliError, match="x: "):
+        make_figure(make_records(), fig_spec(panels=[{"metric": "log10_gap", "x": "secs"}]))

@@ -13,7 +13,7 @@ import pytest
 from drocli import registry
 from drocli.cells import Cell
 from drocli.runner import execute
-from tests.conftest import FAMILY_FIXTURES
+from tests.conftest import FAMILY_FIXTURES, SOLVER_FIXTURE_PARAMS
 
 SOLVERS = sorted(registry.entries("solver"))
 
@@ -26,7 +26,7 @@ def _cell(name: str, seed: int = 0, epochs: float = 6.0) -> Cell:
                 data_params=registry.resolve_params(registry.get("data", dname), dparams),
                 data_seed=0, problem_name=pname,
                 problem_params=registry.resolve_params(registry.get("problem", pname), pparams),
-                solver_params=dict(entry.params),
+                solver_params={**entry.params, **SOLVER_FIXTURE_PARAMS.get(name, {})},
                 budget={"epochs": epochs, "checkpoints": 6, "spacing": "linear"}, metrics=())
 
 

@@ -1,12 +1,14 @@
-"""LIBSVM-format binary classification data (e.g. w8a, spec 002 §3.7) and the offline stand-in
-of spec 002 §6 ("digits_bin"), for the logistic finite-sum problem.
+"""LIBSVM-format binary classification data (w8a, spec 002 §3.7; the a1a/a8a/w1a/w8a train/test
+pairs of spec 004 §6) and the offline stand-in of spec 002 §6 ("digits_bin").
 
 libsvm: one file in LIBSVM / svmlight format (`label idx:value ...`, 1-based indices; a `.gz`
 or `.bz2` suffix is read compressed), parsed by `sklearn.datasets.load_svmlight_file` with
 `n_features` columns (w8a: 300). The file `name` (e.g. "w8a", the LIBSVM train split with
 n = 49,749) is looked up in data.params.path (a folder), else `$DROCLI_DATA/libsvm/`; the
-parsed sparse arrays are cached (`drocli.data.cache`). Labels are mapped to {0, 1}:
-+1 -> 1 and -1 (or 0) -> 0 ([UNSPEC] spec §3.7: y in {0, 1}); any other label is an error.
+parsed sparse arrays are cached (`drocli.data.cache`). libsvm_pair reads a train file and its
+test file (LIBSVM names them a1a and a1a.t) for paper 004's bilevel problem. Labels are
+mapped to {0, 1}: +1 -> 1 and -1 (or 0) -> 0 ([UNSPEC] spec §3.7: y in {0, 1}); any other
+label is an error.
 Features are used as they are, without an intercept ([UNSPEC] spec §3.7). X is dense float64
 (the finite-sum kernels are dense); w8a is 49,749 x 300, 120 MB.
 
@@ -57,20 +59,16 @@ def labels01(y: np.ndarray, file: str = "") -> np.ndarray:
     return (y > 0).astype(np.float64)
 
 
-@registry.data(
-    NAME,
-    preflight=locate,
-    params={"name": "w8a", "path": "", "n_features": 300},
-    description="a binary LIBSVM-format file (e.g. w8a) from path or $DROCLI_DATA/libsvm/, "
-                "labels mapped to {0, 1}, dense features, no intercept",
-)
-def load(params: dict, seed: int) -> GroupedData:
-    """Parse (cached) the LIBSVM file and map its labels to {0, 1}; `seed` is unused."""
+def _n_features(params: dict) -> int:
     nf = params.get("n_features", 300)
     if isinstance(nf, bool) or not isinstance(nf, int) or nf < 1:
         raise DrocliError(f"n_features must be an integer >= 1, got {nf!r}",
-                          key=f"{KEY}.n_features", fix="n_features: 300 (w8a)")
-    file = locate(params)
+                          key=f"{KEY}.n_features", fix="n_features: 300 (w8a), 123 (a1a)")
+    return nf
+
+
+def read_dense(file, nf: int) -> tuple[np.ndarray, np.ndarray]:
+    """(X dense float64 (n, nf), labels {0, 1}) of one LIBSVM file; the parse is cached."""
 
     def build():
         from sklearn.datasets import load_svmlight_file
@@ -92,11 +90,54 @@ def load(params: dict, seed: int) -> GroupedData:
     n = raw["indptr"].shape[0] - 1
     X = csr_matrix((np.asarray(raw["data"]), np.asarray(raw["indices"]),
                     np.asarray(raw["indptr"])), shape=(n, nf)).toarray()
-    y = labels01(raw["y"], str(file))
-    info = {"path": str(file), "n": n, "n_features": nf, "positives": int(y.sum()),
+    return np.ascontiguousarray(X), labels01(raw["y"], str(file))
+
+
+def _info(file, X: np.ndarray, y: np.ndarray) -> dict:
+    n = X.shape[0]
+    return {"path": str(file), "n": n, "n_features": X.shape[1], "positives": int(y.sum()),
             "nnz_per_row": float(np.count_nonzero(X) / max(n, 1))}
-    return GroupedData(_name(params), np.ascontiguousarray(X), y, np.zeros(n, dtype=np.int64),
-                       info=info)
+
+
+@registry.data(
+    NAME,
+    preflight=locate,
+    params={"name": "w8a", "path": "", "n_features": 300},
+    description="a binary LIBSVM-format file (e.g. w8a) from path or $DROCLI_DATA/libsvm/, "
+                "labels mapped to {0, 1}, dense features, no intercept",
+)
+def load(params: dict, seed: int) -> GroupedData:
+    """Parse (cached) the LIBSVM file and map its labels to {0, 1}; `seed` is unused."""
+    nf = _n_features(params)
+    file = locate(params)
+    X, y = read_dense(file, nf)
+    return GroupedData(_name(params), X, y, np.zeros(X.shape[0], dtype=np.int64),
+                       info=_info(file, X, y))
+
+
+def locate_pair(params: dict):
+    """The train file `name` and the test file `test_name` (default name + ".t")."""
+    test = str(params.get("test_name") or "") or _name(params) + ".t"
+    return locate(params), locate({**params, "name": test})
+
+
+@registry.data(
+    "libsvm_pair",
+    preflight=locate_pair,
+    params={"name": "a1a", "test_name": "", "path": "", "n_features": 123},
+    description="a LIBSVM train/test pair (a1a + a1a.t, w8a + w8a.t, ...) from path or "
+                "$DROCLI_DATA/libsvm/, labels {0, 1}, dense features, no intercept",
+)
+def load_pair(params: dict, seed: int) -> GroupedData:
+    """Train split `name`, test split `test_name` (LIBSVM's a1a / a1a.t naming); `seed` unused."""
+    nf = _n_features(params)
+    f_tr, f_te = locate_pair(params)
+    X, y = read_dense(f_tr, nf)
+    Xt, yt = read_dense(f_te, nf)
+    info = _info(f_tr, X, y)
+    info.update(test_path=str(f_te), n_test=Xt.shape[0], positives_test=int(yt.sum()))
+    return GroupedData(_name(params), X, y, np.zeros(X.shape[0], dtype=np.int64), Xt, yt,
+                       np.zeros(Xt.shape[0], dtype=np.int64), info=info)
 
 
 @registry.data(

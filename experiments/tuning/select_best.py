@@ -27,19 +27,35 @@ from drocli.aggregate import STANDARD_COLUMNS
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="+")
-    ap.add_argument("--metric", default="log10_loss")
+    ap.add_argument("--metric", default="log10_loss",
+                    help="metric, or a comma-separated list: the worse final value counts")
     ap.add_argument("--by", default="nu,sigma", help="data columns that define a panel")
     ap.add_argument("--max", action="store_true", help="larger is better")
+    ap.add_argument("--finite", default="", help="a metric whose final value must be finite "
+                    "for a cell to be eligible (e.g. objective_exact)")
     a = ap.parse_args(argv)
     df = pd.concat([pd.read_csv(Path(r) / "records.csv") for r in a.results],
                    ignore_index=True)
     by = [c for c in a.by.split(",") if c]
-    d = df[df.metric == a.metric]
-    last = d.sort_values(["cell", "step"], kind="stable").groupby("cell").tail(1).copy()
+    metrics = [m for m in a.metric.split(",") if m]
+    d = df[df.metric.isin(metrics)]
+    last = d.sort_values(["cell", "step"], kind="stable").groupby(["cell", "metric"]).tail(1)
+    if len(metrics) > 1:     # the worse of the listed metrics, per cell (NaN: diverged)
+        worst = pd.to_numeric(last["value"], errors="coerce").groupby(last["cell"]).agg(
+            lambda x: (x.min() if a.max else x.max()) if x.notna().all() else np.nan)
+        last = last.drop_duplicates("cell").copy()
+        last["value"] = last["cell"].map(worst)
+    last = last.copy()
     swept = [c for c in last.columns if c not in STANDARD_COLUMNS and c not in by
              and last[c].notna().any()]
     last["method"] = last["label"].str.split(" ").str[0]
     v = pd.to_numeric(last["value"], errors="coerce").to_numpy(float).copy()
+    if a.finite:
+        f = df[df.metric == a.finite].sort_values(["cell", "step"], kind="stable")
+        fin = pd.to_numeric(f.groupby("cell")["value"].nth(-1).set_axis(
+            f.groupby("cell").tail(1)["cell"]), errors="coerce")
+        ok = last["cell"].map(np.isfinite(fin)).fillna(False).to_numpy(bool)
+        v[~ok] = np.nan
     v[~np.isfinite(v)] = -np.inf if a.max else np.inf
     last["score"] = v
     tables: dict = {}
@@ -49,7 +65,8 @@ def main(argv=None):
             "mean", ascending=not a.max)
         best, nxt = means.index[0], (means.index[1] if len(means) > 1 else None)
         best = best if isinstance(best, tuple) else (best,)
-        where = ", ".join(f"{c}={p:g}" for c, p in zip(by, panel, strict=True))
+        panel = [_key(p) for p in panel]
+        where = ", ".join(f"{c}={p}" for c, p in zip(by, panel, strict=True))
         nxt = nxt if isinstance(nxt, tuple) else (nxt,)
         runner = "" if len(means) < 2 else (
             "; runner-up " + ", ".join(f"{float(x):g}" for x in nxt)
@@ -61,12 +78,20 @@ def main(argv=None):
         for k, val in zip(keys, best, strict=True):
             node = tables.setdefault(method, {}).setdefault(k, {})
             for c, p in zip(by[:-1], panel[:-1], strict=True):
-                node = node.setdefault(c, {}).setdefault(float(p), {})
-            node.setdefault(by[-1], {})[float(panel[-1])] = float(val) if math.isfinite(
+                node = node.setdefault(c, {}).setdefault(p, {})
+            node.setdefault(by[-1], {})[panel[-1]] = float(val) if math.isfinite(
                 float(val)) else val
     for method, params in tables.items():
         for k, tab in params.items():
             print(f"{method} {k}: {_yaml(tab)}")
+
+
+def _key(v):
+    """A panel value as a float when it is numeric (nu, sigma), else as text (dataset)."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return str(v)
 
 
 def _yaml(node) -> str:

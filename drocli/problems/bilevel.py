@@ -1,0 +1,253 @@
+"""Learning per-example training weights as (multi-task) stochastic bilevel optimisation:
+Guo, Hu, Zhang & Yang, "Randomized Stochastic Variance-Reduced Methods for Multi-Task
+Stochastic Bilevel Optimization", Appendix E (spec 004 §3.1-3.3):
+
+  min_p  F(p) = sum_{i=1..m} f_i(w_i*(p)),   f_i(w) = (1/n_va) sum_{k in D_va} L_i(w; k)
+  w_i*(p) = argmin_w g_i(p, w) = (1/n) sum_{j in D_tr} p_j L_i(w; j) + (lam/2) ||w||^2
+
+with L_i(w; x, y) = log(1 + exp(-y w.x~ / sigma_i)), x~ = [x; 1] (bias, regularised with w),
+labels y in {-1, +1} (0/1 labels are mapped), x := p in R^n (one weight per training row),
+y_i := w_i in R^D. E.1: m = 1, sigma = 1. E.2: m tasks, sigma_i ~ U[1, 11] drawn once from
+`task_seed`, D_va = `n_val` test rows drawn once from `val_seed` (spec §3.3, P15).
+
+Oracles (spec §3.2), on one minibatch B of training rows (size b) and B' of validation rows:
+  lower_terms: gw = (1/b) sum_B p_j grad L_j + lam w,  H = (1/b) sum_B p_j Hess L_j + lam I,
+               a_j = -(1/b)(y_j/sigma) s_j  (grad2_pw g = diag(a) X~_B: row j = (1/b) grad L_j)
+  upper_grad:  v = (1/b') sum_B' grad L_k   (grad_p f = 0, so u = 0)
+with s_j = 1/(1 + exp(r_j/sigma)), r_j = y_j w.x~_j. Sample accounting (spec §3.6): drawing a
+batch adds its size to `counter` (`draw_train`, `draw_val`); re-evaluating the same batch at
+another point (STORM) adds nothing; a baseline touching m tasks draws (and pays) per task.
+
+Metrics (`evaluate(p, W)`, not counted, outside the solver clock): objective = sum_i f_i(w_i)
+at the current lower iterates (the plotted quantity, spec §3.5 default), val_error (task 0's
+0/1 error on D_va), and with exact: objective_exact = F(p) with w_i*(p) by damped Newton to
+||grad_w g|| <= 1e-10 (warm-started), hypergrad_norm = ||grad F(p)|| (Prop. 1, spec §1.5).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+from scipy.special import expit, log_expit
+
+from drocli import registry
+from drocli.data.base import GroupedData
+from drocli.errors import DrocliError
+from drocli.ops.psd import FlooredSPD
+from drocli.problems.counted import CountedOracles
+
+KEY = "problem.params"
+NEWTON_TOL = 1e-10
+
+
+def _pm1(y: np.ndarray) -> np.ndarray:
+    """Binary labels (0/1 or -1/+1) as -1/+1."""
+    y = np.asarray(y, dtype=np.float64)
+    if np.unique(y).size > 2:
+        raise DrocliError("bilevel_weights needs binary labels", key="data.name",
+                          fix="use a binary data source (libsvm_pair, digits_split, fashion_bin)")
+    return np.where(y > 0, 1.0, -1.0)
+
+
+def _features(X: np.ndarray, bias: bool) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if bias:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    return np.ascontiguousarray(X)
+
+
+class BilevelWeightsProblem(CountedOracles):
+    """See the module docstring. Attributes: X (n, D), y (n,), Xv (n_va, D), yv (n_va,),
+    n, n_va, D, m, sigma (m,), lam, L_g (an upper bound on the lower smoothness at p = 1),
+    N = n (one epoch = n samples), counter, info."""
+
+    def __init__(self, data: GroupedData, lam: float = 0.01, tasks: int = 1,
+                 sigma_range=(1.0, 11.0), task_seed: int = 0, n_val: int = 0,
+                 val_seed: int = 0, bias: bool = True, exact: bool = True):
+        if not lam > 0:
+            raise DrocliError(f"lam must be > 0, got {lam}", key=f"{KEY}.lam",
+                              fix="lam: 0.01 (spec §3.1 default)")
+        if tasks < 1:
+            raise DrocliError(f"tasks must be >= 1, got {tasks}", key=f"{KEY}.tasks",
+                              fix="tasks: 1 (E.1) or 200 / 500 (E.2)")
+        if data.X_test is None:
+            raise DrocliError("bilevel_weights needs a test split (the upper-level data)",
+                              key="data.name", fix="use libsvm_pair, digits_split or fashion_bin")
+        self.name = data.name
+        self.lam = float(lam)
+        self.X = _features(data.X_train, bias)
+        self.y = _pm1(data.y_train)
+        Xv, yv = _features(data.X_test, bias), _pm1(data.y_test)
+        if n_val:
+            if not 0 < n_val <= Xv.shape[0]:
+                raise DrocliError(f"n_val must lie in 1..{Xv.shape[0]}, got {n_val}",
+                                  key=f"{KEY}.n_val", fix="n_val: 100 (E.2) or 0 (all test)")
+            rows = np.sort(np.random.default_rng(val_seed).choice(Xv.shape[0], n_val,
+                                                                  replace=False))
+            Xv, yv = Xv[rows], yv[rows]
+        self.Xv, self.yv = np.ascontiguousarray(Xv), yv
+        self.n, self.D = self.X.shape
+        self.n_va = self.Xv.shape[0]
+        self.m = int(tasks)
+        if self.m == 1:
+            self.sigma = np.ones(1)
+        else:
+            lo, hi = (float(s) for s in sigma_range)
+            if not 0 < lo <= hi:
+                raise DrocliError(f"sigma_range must be 0 < low <= high, got {sigma_range}",
+                                  key=f"{KEY}.sigma_range", fix="sigma_range: [1.0, 11.0]")
+            self.sigma = np.random.default_rng(task_seed).uniform(lo, hi, self.m)
+        self.exact = bool(exact)
+        row_sq = np.einsum("ij,ij->i", self.X, self.X)
+        self.L_g = 0.25 * float(row_sq.max()) / float(self.sigma.min()) ** 2 + self.lam
+        self.N = self.n
+        self.init_counter()
+        self._wstar = np.zeros((self.m, self.D))
+        self.info = {"n": self.n, "n_va": self.n_va, "D": self.D, "m": self.m,
+                     "sigma": self.sigma.tolist(), "lam": self.lam, "L_g": self.L_g,
+                     "positives_train": int((self.y > 0).sum())}
+
+    # ---- starting point and draws (counted) ---------------------------------------------
+    def zero_point(self) -> tuple[np.ndarray, np.ndarray]:
+        """(p_0, W_0) = (all ones, zeros (m, D)) (spec §3.1 defaults)."""
+        return np.ones(self.n), np.zeros((self.m, self.D))
+
+    def draw_train(self, rng: np.random.Generator, b: int) -> np.ndarray:
+        """b training rows (all n if b >= n), uniform without replacement; counts them."""
+        b = min(b, self.n)
+        self.counter[0] += b
+        return rng.choice(self.n, size=b, replace=False)
+
+    def draw_val(self, rng: np.random.Generator, b: int) -> np.ndarray:
+        """b validation rows (all n_va if b >= n_va), uniform without replacement; counts them."""
+        b = min(b, self.n_va)
+        self.counter[0] += b
+        return rng.choice(self.n_va, size=b, replace=False)
+
+    # ---- minibatch oracles (not counted: the draw paid) ------------------------------------
+    def lower_terms(self, p: np.ndarray, w: np.ndarray, B: np.ndarray, i: int = 0,
+                    hessian: bool = True):
+        """(grad_w g, Hess_ww g or None, a) on the batch B of task i at (p, w); a (b,) is the
+        cross-Jacobian row scale: grad2_pw g_hat = rows a_j x~_j^T at j in B."""
+        X, y, s = self.X[B], self.y[B], self.sigma[i]
+        b = len(B)
+        sj = expit(-y * (X @ w) / s)
+        a = -(y / s) * sj / b
+        gw = X.T @ (p[B] * a) + self.lam * w
+        H = None
+        if hessian:
+            c = p[B] * sj * (1.0 - sj) / (s * s * b)
+            H = (X.T * c) @ X
+            H[np.diag_indices_from(H)] += self.lam
+        return gw, H, a
+
+    def hess_vec(self, p: np.ndarray, w: np.ndarray, B: np.ndarray, vec: np.ndarray,
+                 i: int = 0) -> np.ndarray:
+        """Hess_ww g_hat(p, w; B) @ vec without forming the matrix (Neumann baselines)."""
+        X, y, s = self.X[B], self.y[B], self.sigma[i]
+        sj = expit(-y * (X @ w) / s)
+        c = p[B] * sj * (1.0 - sj) / (s * s * len(B))
+        return X.T @ (c * (X @ vec)) + self.lam * vec
+
+    def upper_grad(self, w: np.ndarray, Bv: np.ndarray, i: int = 0) -> np.ndarray:
+        """grad_w f_i on the validation batch Bv."""
+        X, y, s = self.Xv[Bv], self.yv[Bv], self.sigma[i]
+        sk = expit(-y * (X @ w) / s)
+        return X.T @ (-(y / s) * sk) / len(Bv)
+
+    def cross_apply(self, B: np.ndarray, a: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """grad2_pw g_hat @ q as a dense n-vector: a_j (x~_j . q) on the rows B, 0 elsewhere."""
+        out = np.zeros(self.n)
+        np.add.at(out, B, a * (self.X[B] @ q))
+        return out
+
+    # ---- full quantities (tests, metrics; not counted) --------------------------------------
+    def lower_value(self, p: np.ndarray, w: np.ndarray, i: int = 0) -> float:
+        r = self.y * (self.X @ w) / self.sigma[i]
+        return float(-(p @ log_expit(r)) / self.n + 0.5 * self.lam * w @ w)
+
+    def upper_value(self, w: np.ndarray, i: int = 0) -> float:
+        return float(-np.mean(log_expit(self.yv * (self.Xv @ w) / self.sigma[i])))
+
+    def lower_full(self, p: np.ndarray, w: np.ndarray, i: int = 0):
+        """(grad_w g, Hess_ww g) on the whole training set."""
+        return self.lower_terms(p, w, np.arange(self.n), i)[:2]
+
+    def solve_lower(self, p: np.ndarray, i: int = 0, w0: np.ndarray | None = None):
+        """w_i*(p) by damped Newton (Armijo backtracking) to ||grad_w g|| <= NEWTON_TOL.
+        With negative weights g_i(p, .) may be nonconvex: where the Hessian is indefinite
+        the step uses its projection onto {H >= lam I} (a descent direction); NaN when no
+        strict local minimum is reached in 100 steps."""
+        w = np.zeros(self.D) if w0 is None else np.array(w0, dtype=np.float64)
+        val = self.lower_value(p, w, i)
+        for _ in range(100):
+            g, H = self.lower_full(p, w, i)
+            converged = np.linalg.norm(g) <= NEWTON_TOL * max(1.0, np.sqrt(self.D))
+            if not converged:
+                try:
+                    step = cho_solve(cho_factor(H), g)
+                except np.linalg.LinAlgError:
+                    step = FlooredSPD(H, self.lam).solve(g)
+                slope = float(g @ step)
+                converged = slope <= 1e-24          # Newton decrement at rounding level
+            if converged:
+                return w if np.linalg.eigvalsh(H)[0] > 0 else np.full(self.D, np.nan)
+            if slope <= 1e-10 * max(1.0, abs(val)):    # below what values resolve: the
+                w = w - step                          # quadratic region, full steps
+                val = self.lower_value(p, w, i)
+                continue
+            t = 1.0
+            while t > 1e-12:
+                cand = w - t * step
+                cval = self.lower_value(p, cand, i)
+                if cval <= val - 1e-4 * t * slope:
+                    break
+                t *= 0.5
+            else:                                   # no decrease left: rounding level
+                return w if np.linalg.eigvalsh(H)[0] > 0 else np.full(self.D, np.nan)
+            w, val = cand, cval
+        return np.full(self.D, np.nan)
+
+    def hypergradient(self, p: np.ndarray, W: np.ndarray | None = None) -> np.ndarray:
+        """grad F(p) = sum_i -grad2_pw g_i [Hess_ww g_i]^{-1} grad_w f_i at w_i*(p) (Prop. 1/2),
+        with the lower solutions W (m, D) if given, else solved here."""
+        out = np.zeros(self.n)
+        for i in range(self.m):
+            w = self.solve_lower(p, i, self._wstar[i]) if W is None else W[i]
+            _, H = self.lower_full(p, w, i)
+            q = np.linalg.solve(H, self.upper_grad(w, np.arange(self.n_va), i))
+            sj = expit(-self.y * (self.X @ w) / self.sigma[i])
+            out += (self.y / self.sigma[i]) * sj * (self.X @ q) / self.n
+        return out
+
+    # ---- metrics ---------------------------------------------------------------------------
+    def evaluate(self, p, W, **_) -> dict:
+        W = np.asarray(W, dtype=np.float64).reshape(self.m, self.D)
+        out = {"objective": sum(self.upper_value(W[i], i) for i in range(self.m)),
+               "val_error": float(np.mean(self.yv * (self.Xv @ W[0]) <= 0.0))}
+        if self.exact:
+            ws = np.array([self.solve_lower(p, i, self._wstar[i]) for i in range(self.m)])
+            if np.all(np.isfinite(ws)):
+                self._wstar = ws
+            out["objective_exact"] = sum(self.upper_value(ws[i], i) for i in range(self.m))
+            out["hypergrad_norm"] = float(np.linalg.norm(self.hypergradient(p, ws)))
+        return out
+
+
+@registry.problem(
+    "bilevel_weights",
+    params={"lam": 0.01, "tasks": 1, "sigma_range": [1.0, 11.0], "task_seed": 0, "n_val": 0,
+            "val_seed": 0, "bias": True, "exact": True},
+    family="bilevel",
+    description="per-example training weights by (multi-task) stochastic bilevel optimisation: "
+                "validation logistic loss over lower weighted-logistic problems "
+                "(Guo, Hu, Zhang & Yang, App. E)",
+)
+def make(data: GroupedData, params: dict) -> BilevelWeightsProblem:
+    """Build the example-weight bilevel problem (E.1: tasks 1; E.2: tasks m, n_val 100)."""
+    return BilevelWeightsProblem(
+        data, lam=float(params.get("lam", 0.01)), tasks=int(params.get("tasks", 1)),
+        sigma_range=params.get("sigma_range", [1.0, 11.0]),
+        task_seed=int(params.get("task_seed", 0)), n_val=int(params.get("n_val", 0)),
+        val_seed=int(params.get("val_seed", 0)), bias=bool(params.get("bias", True)),
+        exact=bool(params.get("exact", True)))

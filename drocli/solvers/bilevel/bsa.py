@@ -1,0 +1,99 @@
+"""BSA (Ghadimi & Wang 2018), a baseline of Guo, Hu, Zhang & Yang (spec 004 §3.4 [RECON]):
+a double loop that warm-starts a few lower SGD steps per outer step, then moves p along a
+stochastic hypergradient whose Hessian inverse is a randomly truncated Neumann series.
+
+This module also holds the Neumann pieces the other baselines share (TTSA uses the same
+Ghadimi-Wang HIA, stocBiO its own series with the same cross-Jacobian product): the
+hypergradient h = -grad2_pw g(zeta0) @ HIA(grad_w f(xi)) (grad_p f = 0 here) is nonzero
+only on the rows of zeta0 (spec §3.2), so each step moves b weights per task.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from drocli import registry
+from drocli.errors import DrocliError
+from drocli.solvers.bilevel import KEY, clip_weights, count, decay, positive
+
+# E.1 defaults shared by BSA / TTSA / stocBiO (tau0 = 10: lower step 0.1 at t = 0, c0 = 100)
+NEUMANN_PARAMS = {"c0": 100.0, "gamma": 1.0, "tau0": 10.0, "L": 0.0, "nonneg": False}
+
+
+def smoothness(problem, params: dict) -> float:
+    """The Neumann constant L (= 1 / eta_N): param L, 0 meaning problem.L_g."""
+    L = float(params.get("L", 0.0))
+    if L == 0.0:
+        return float(problem.L_g)
+    if not (L > 0 and math.isfinite(L)):
+        raise DrocliError(f"L must be > 0 (or 0 for problem.L_g), got {L}", key=f"{KEY}.L",
+                          fix="L: 0.0 (the lower smoothness bound L_g)")
+    return L
+
+
+def neumann_gw(hvp, vec: np.ndarray, k: int, N: int, L: float) -> np.ndarray:
+    """Ghadimi-Wang HIA for one drawn k in {0..N-1}: (N/L) prod_{j<k} (I - H_j/L) vec, where
+    hvp(r) = Hess_ww g(fresh batch) @ r. Its mean over k is the truncated Neumann sum
+    (1/L) sum_{k<N} (I - H/L)^k vec of [Hess_ww g]^{-1} vec."""
+    r = vec
+    for _ in range(k):
+        r = r - hvp(r) / L
+    return (N / L) * r
+
+
+def cross_hypergrad(problem, p, w, i: int, B0: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """-grad2_pw g_i(p, w; B0) @ r (an n-vector, nonzero on the rows B0 only)."""
+    a = problem.lower_terms(p, w, B0, i, hessian=False)[2]
+    return -problem.cross_apply(B0, a, r)
+
+
+def gw_hypergrad(problem, rng, p, w, i: int, b: int, bv: int, N: int, L: float):
+    """Task i's stochastic hypergradient with the GW HIA: costs bv + k b + b samples."""
+    v = problem.upper_grad(w, problem.draw_val(rng, bv), i)
+    k = int(rng.integers(N))
+    r = neumann_gw(lambda u: problem.hess_vec(p, w, problem.draw_train(rng, b), u, i), v, k,
+                   N, L)
+    return cross_hypergrad(problem, p, w, i, problem.draw_train(rng, b), r)
+
+
+def lower_sgd(problem, rng, p, w, i: int, b: int, tau: float, steps: int) -> np.ndarray:
+    """`steps` warm-started SGD steps w <- w - tau grad_w g_i(p, w; fresh b-batch)."""
+    for _ in range(steps):
+        w = w - tau * problem.lower_terms(p, w, problem.draw_train(rng, b), i,
+                                          hessian=False)[0]
+    return w
+
+
+@registry.solver(
+    "bsa",
+    params={"batch": 32, "batch_val": 32, "N": 10, "inner_max": 10, **NEUMANN_PARAMS},
+    family="bilevel",
+    description="BSA: double-loop stochastic bilevel approximation with a Neumann Hessian "
+                "inverse (Ghadimi & Wang 2018; baseline of Guo, Hu, Zhang & Yang, App. E)",
+)
+def solve(problem, params: dict, rng: np.random.Generator, monitor):
+    """BSA (Ghadimi & Wang 2018), spec 004 §3.4 [RECON] with the E.1 step rule of App. E.1:
+    at outer step t, eta_t = (t + c0)^(-1/2), every task i runs T_in = min(ceil(sqrt(t+1)),
+    inner_max) warm-started lower SGD steps of tau0 eta_t^2, then forms its GW-HIA
+    hypergradient h_i (N terms, L); p <- p - gamma eta_t sum_i h_i (E.2: all m tasks).
+    Samples per outer step: m (T_in b + b_val + k_i b + b), k_i ~ U{0..N-1}."""
+    b, bv, N = count(params, "batch"), count(params, "batch_val"), count(params, "N")
+    inner_max = count(params, "inner_max")
+    c0, gamma, tau0 = positive(params, "c0"), positive(params, "gamma"), positive(params, "tau0")
+    L, nonneg = smoothness(problem, params), bool(params.get("nonneg", False))
+    p, W = problem.zero_point()
+    keep = monitor(p, W)
+    t = 0
+    while keep:
+        eta = decay(t, c0, 0.5)
+        T_in = min(math.ceil(math.sqrt(t + 1)), inner_max)
+        h = np.zeros(problem.n)
+        for i in range(problem.m):
+            W[i] = lower_sgd(problem, rng, p, W[i], i, b, tau0 * eta * eta, T_in)
+            h += gw_hypergrad(problem, rng, p, W[i], i, b, bv, N, L)
+        p = clip_weights(p - gamma * eta * h, nonneg)
+        t += 1
+        keep = monitor(p, W)
+    return p, W
