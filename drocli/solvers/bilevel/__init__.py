@@ -4,21 +4,10 @@ the baselines of its Appendix E (STABLE, TTSA, BSA, stocBiO, spec §3.4) on the
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from drocli.errors import DrocliError
-
-KEY = "solver.params"
-
-
-def positive(params: dict, name: str) -> float:
-    v = float(params.get(name))
-    if not (v > 0 and math.isfinite(v)):
-        raise DrocliError(f"{name} must be > 0, got {v}", key=f"{KEY}.{name}",
-                          fix=f"e.g. {name}: 1.0")
-    return v
+from drocli.solvers.checks import KEY, positive  # noqa: F401  (re-exported)
 
 
 def count(params: dict, name: str, minimum: int = 1) -> int:

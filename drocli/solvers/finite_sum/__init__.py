@@ -10,6 +10,7 @@ import numpy as np
 
 from drocli.errors import DrocliError
 from drocli.ops.samplers import SAMPLER_PARAMS, UniformStream, sampler_from_params
+from drocli.solvers.checks import positive as _positive
 
 KEY = "solver.params"
 COMMON_PARAMS = {"batch": 1, **SAMPLER_PARAMS}
@@ -35,11 +36,7 @@ STEP_TABLE_FIX = "e.g. step: {nu: {0.0: 0.1, 0.5: 0.05, 1.0: 0.005}} (Fig. 1-2 c
 
 
 def positive(params: dict, name: str) -> float:
-    v = float(params.get(name))
-    if not (v > 0 and math.isfinite(v)):
-        raise DrocliError(f"{name} must be > 0, got {v}", key=f"{KEY}.{name}",
-                          fix=f"e.g. {name}: 0.1")
-    return v
+    return _positive(params, name, example=0.1)
 
 
 def step_size(params: dict, problem, name: str = "step") -> float:
