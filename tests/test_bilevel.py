@@ -176,6 +176,19 @@ def test_floored_spd_is_the_eigh_projection(shift):
     assert (S.clipped > 0) == (shift < 0)
 
 
+@pytest.mark.parametrize("shift", [2.0, -1.0])
+def test_floored_spd_scaled_is_the_projection_of_the_scaled_matrix(shift):
+    rng = np.random.default_rng(8)
+    A = rng.normal(size=(6, 6))
+    S = FlooredSPD(A @ A.T / 6 + shift * np.eye(6), 0.5)
+    for c in (1.0, 0.9, 0.3, 0.1):
+        T = S.scaled(c)
+        assert np.allclose(T.matrix, eigh_floor(c * S.matrix, 0.5), atol=1e-12)
+        v = rng.normal(size=6)
+        assert np.allclose(T.solve(v), np.linalg.solve(eigh_floor(c * S.matrix, 0.5), v))
+    assert S.scaled(0.1).clipped > 0
+
+
 def test_ball_clip():
     v = np.array([3.0, 4.0])
     assert np.allclose(ball_clip(v, 1.0), [0.6, 0.8])

@@ -15,6 +15,7 @@ from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.monitor import Monitor
+from drocli.ops.psd import FlooredSPD
 from drocli.problems.bilevel import BilevelWeightsProblem
 from drocli.solvers.bilevel import re_rsvrb, rsvrb
 
@@ -165,7 +166,7 @@ def test_floor_composition_identity_and_lazy_materialisation():
                                lambda i: (np.arange(pb.n), np.arange(pb.n_va)))
     M = rng.normal(size=(pb.D, pb.D))
     Hb = floor_eigh(0.05 * M @ M.T, pb.lam)                   # >= lam I, several at lam
-    est.Hb[1], est.scale[1] = Hb, 1.0
+    est.F[1], est.scale[1] = FlooredSPD(Hb, pb.lam), 1.0
     for c in cs:
         est.scale *= c                                         # the dense decay of the solver
     F = est.hess(1)
@@ -239,7 +240,7 @@ def test_rc_storm_increment_unbiased_over_subsets():
         for i in set(range(m)) - set(I):           # untouched: only (1 - beta), H lazily
             np.testing.assert_allclose(e.G[i], (1 - beta) * est.G[i], rtol=1e-14)
             np.testing.assert_allclose(e.hess(i).matrix,
-                                       floor_eigh((1 - beta) * est.Hb[i], pb.lam), **TOL)
+                                       floor_eigh((1 - beta) * est.F[i].matrix, pb.lam), **TOL)
     for i in range(m):                              # the full STORM update of every task
         B, Bv = batches[i]
         g1, _, a1 = pb.lower_terms(p, W[i], B, i)

@@ -38,8 +38,8 @@ COMMON = {"batch": 32, "batch_val": 32, "init_batch": 4, "tasks_per_iter": 10, "
 
 class TaskEstimators:
     """The per-task estimator state of Algorithm 2: G (m, D), v (m, D), alpha (m, n), and
-    the lazy Hessians Hb (m, D, D) (S^l_lam-projected at the last touch) with their pending
-    (1 - beta) products `scale` (m,)."""
+    the lazy Hessians F (m FlooredSPD, S^l_lam-projected at the last touch) with their
+    pending (1 - beta) products `scale` (m,)."""
 
     def __init__(self, problem, p, W, draw):
         """Plain estimates at (p, W) for every task on the batches `draw(i)` (start-up)."""
@@ -47,19 +47,19 @@ class TaskEstimators:
         self.lam, self.X = problem.lam, problem.X
         self.G, self.v = np.empty((m, D)), np.empty((m, D))
         self.alpha = np.zeros((m, n))
-        self.Hb = np.empty((m, D, D))
+        self.F: list[FlooredSPD] = []
         self.scale = np.ones(m)
         for i in range(m):
             B, Bv = draw(i)
             self.G[i], H, a = problem.lower_terms(p, W[i], B, i)
             self.alpha[i, B] = a
             self.v[i] = problem.upper_grad(W[i], Bv, i)
-            self.Hb[i] = FlooredSPD(H, self.lam).matrix
+            self.F.append(FlooredSPD(H, self.lam))
 
     def hess(self, i: int) -> FlooredSPD:
-        """Task i's current S^l_lam[scale_i Hb_i] (materialised: Hb_i updated, scale_i = 1)."""
-        F = FlooredSPD(self.scale[i] * self.Hb[i], self.lam)
-        self.Hb[i], self.scale[i] = F.matrix, 1.0
+        """Task i's current S^l_lam[scale_i F_i] (materialised: F_i updated, scale_i = 1)."""
+        F = self.F[i] = self.F[i].scaled(self.scale[i])
+        self.scale[i] = 1.0
         return F
 
     def z(self, i: int, F: FlooredSPD) -> np.ndarray:
@@ -89,7 +89,7 @@ class TaskEstimators:
                                    - c * problem.upper_grad(W_prev[i], Bv, i))
             self.alpha[i, B] += weight * (a_cur - c * a_old)
             out[i] = F = FlooredSPD(c * H_prev[i] + weight * (H_cur - c * H_old), self.lam)
-            self.Hb[i], self.scale[i] = F.matrix, 1.0
+            self.F[i], self.scale[i] = F, 1.0
         return out
 
 
