@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from drocli.errors import DrocliError
+from drocli.ops.psd import FlooredSPD
 from drocli.solvers.checks import KEY, positive  # noqa: F401  (re-exported)
 
 
@@ -26,3 +27,16 @@ def decay(t: int, c0: float, power: float) -> float:
 def clip_weights(p: np.ndarray, nonneg: bool) -> np.ndarray:
     """p unchanged (the paper's unconstrained problem) or clipped at 0 (spec P14 flag)."""
     return np.maximum(p, 0.0) if nonneg else p
+
+
+def storm_lower(problem, prev: tuple, cur: tuple, i: int, B: np.ndarray, H_prev: np.ndarray,
+                alpha: np.ndarray, c: float, weight: float = 1.0):
+    """STORM (Lemma 8) of task i's Hessian and cross-Jacobian estimates on ONE batch B at the
+    previous and the current (p, w) (pitfall 2), c = 1 - beta, increments scaled by `weight`
+    (1 / pi_i in RSVRB's RC-STORM, 1 otherwise). alpha, already decayed by c, gets
+    weight (a_cur - c a_old) on B in place. Returns (S^l_lam[c H_prev + weight (H_cur -
+    c H_old)], g_cur, g_old), the gradients for the caller's own gradient estimate."""
+    g_old, H_old, a_old = problem.lower_terms(*prev, B, i)
+    g_cur, H_cur, a_cur = problem.lower_terms(*cur, B, i)
+    alpha[B] += weight * (a_cur - c * a_old)
+    return FlooredSPD(c * H_prev + weight * (H_cur - c * H_old), problem.lam), g_cur, g_old

@@ -31,7 +31,7 @@ import numpy as np
 from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.psd import FlooredSPD
-from drocli.solvers.bilevel import KEY, clip_weights, count, decay, positive
+from drocli.solvers.bilevel import KEY, clip_weights, count, decay, positive, storm_lower
 
 COMMON = {"batch": 32, "batch_val": 32, "init_batch": 4, "tasks_per_iter": 10, "tasks_d": 0}
 
@@ -82,14 +82,13 @@ class TaskEstimators:
         out = {}
         for i in tasks:
             B, Bv = draw(i)
-            g_cur, H_cur, a_cur = problem.lower_terms(p, W[i], B, i)
-            g_old, H_old, a_old = problem.lower_terms(p_prev, W_prev[i], B, i)
+            F, g_cur, g_old = storm_lower(problem, (p_prev, W_prev[i]), (p, W[i]), i, B,
+                                          H_prev[i], self.alpha[i], c, weight)
             self.G[i] += weight * (g_cur - c * g_old)
             self.v[i] += weight * (problem.upper_grad(W[i], Bv, i)
                                    - c * problem.upper_grad(W_prev[i], Bv, i))
-            self.alpha[i, B] += weight * (a_cur - c * a_old)
-            out[i] = F = FlooredSPD(c * H_prev[i] + weight * (H_cur - c * H_old), self.lam)
-            self.F[i], self.scale[i] = F, 1.0
+            out[i] = self.F[i] = F
+            self.scale[i] = 1.0
         return out
 
 

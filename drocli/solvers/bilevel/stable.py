@@ -13,19 +13,7 @@ import numpy as np
 
 from drocli import registry
 from drocli.ops.psd import FlooredSPD
-from drocli.solvers.bilevel import clip_weights, count, decay, positive
-
-
-def storm_update(problem, p_old, w_old, p_new, w_new, i: int, B, Hs: FlooredSPD,
-                 alpha: np.ndarray, beta_k: float) -> FlooredSPD:
-    """One STORM step of (Hyy, Hxy) of task i on the batch B, evaluated at the previous
-    (p, w) and the new (p, w) (pitfall 2): alpha is updated in place; returns the projected
-    Hyy."""
-    _, H_old, a_old = problem.lower_terms(p_old, w_old, B, i)
-    _, H_new, a_new = problem.lower_terms(p_new, w_new, B, i)
-    alpha *= 1.0 - beta_k
-    alpha[B] += a_new - (1.0 - beta_k) * a_old
-    return FlooredSPD((1.0 - beta_k) * (Hs.matrix - H_old) + H_new, problem.lam)
+from drocli.solvers.bilevel import clip_weights, count, decay, positive, storm_lower
 
 
 @registry.solver(
@@ -72,8 +60,9 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
         beta_k = min(1.0, beta * eta * eta)
         for i in range(m):
             w_new = W[i] - tau0 * eta * G[i] - Hs[i].solve(X.T @ (alpha[i] * dp))
-            Hs[i] = storm_update(problem, p, W[i], p_new, w_new, i, problem.draw_train(rng, b),
-                                 Hs[i], alpha[i], beta_k)
+            alpha[i] *= 1.0 - beta_k
+            Hs[i] = storm_lower(problem, (p, W[i]), (p_new, w_new), i, problem.draw_train(rng, b),
+                                Hs[i].matrix, alpha[i], 1.0 - beta_k)[0]
             W[i] = w_new
         p = p_new
         k += 1

@@ -17,7 +17,7 @@ import numpy as np
 from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.psd import FlooredSPD, ball_clip
-from drocli.solvers.bilevel import clip_weights, count, decay, positive
+from drocli.solvers.bilevel import clip_weights, count, decay, positive, storm_lower
 
 
 @registry.solver(
@@ -67,12 +67,10 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
         eta = decay(t, c0, 1.0 / 3.0)
         beta_t = min(1.0, beta * eta * eta)
         B, Bv = problem.draw_train(rng, b), problem.draw_val(rng, bv)
-        g_cur, H_cur, a_cur = problem.lower_terms(p, w, B)
-        g_old, H_old, a_old = problem.lower_terms(p_prev, w_prev, B)
-        gw = (1.0 - beta_t) * (gw - g_old) + g_cur
-        Hs = FlooredSPD((1.0 - beta_t) * (Hs.matrix - H_old) + H_cur, lam)
         alpha *= 1.0 - beta_t
-        alpha[B] += a_cur - (1.0 - beta_t) * a_old
+        Hs, g_cur, g_old = storm_lower(problem, (p_prev, w_prev), (p, w), 0, B, Hs.matrix,
+                                       alpha, 1.0 - beta_t)
+        gw = (1.0 - beta_t) * (gw - g_old) + g_cur
         v = ball_clip((1.0 - beta_t) * (v - problem.upper_grad(w_prev, Bv))
                       + problem.upper_grad(w, Bv), C_fy)
     return p, w[None]
