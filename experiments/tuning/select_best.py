@@ -38,8 +38,9 @@ def main(argv=None):
                    ignore_index=True)
     by = [c for c in a.by.split(",") if c]
     metrics = [m for m in a.metric.split(",") if m]
-    d = df[df.metric.isin(metrics)]
-    last = d.sort_values(["cell", "step"], kind="stable").groupby(["cell", "metric"]).tail(1)
+    final = df.sort_values(["cell", "step"], kind="stable").drop_duplicates(
+        ["cell", "metric"], keep="last")                 # each cell's last value per metric
+    last = final[final.metric.isin(metrics)]
     if len(metrics) > 1:     # the worse of the listed metrics, per cell (NaN: diverged)
         worst = pd.to_numeric(last["value"], errors="coerce").groupby(last["cell"]).agg(
             lambda x: (x.min() if a.max else x.max()) if x.notna().all() else np.nan)
@@ -51,9 +52,8 @@ def main(argv=None):
     last["method"] = last["label"].str.split(" ").str[0]
     v = pd.to_numeric(last["value"], errors="coerce").to_numpy(float).copy()
     if a.finite:
-        f = df[df.metric == a.finite].sort_values(["cell", "step"], kind="stable")
-        fin = pd.to_numeric(f.groupby("cell")["value"].nth(-1).set_axis(
-            f.groupby("cell").tail(1)["cell"]), errors="coerce")
+        fin = pd.to_numeric(final[final.metric == a.finite].set_index("cell")["value"],
+                            errors="coerce")
         ok = last["cell"].map(np.isfinite(fin)).fillna(False).to_numpy(bool)
         v[~ok] = np.nan
     v[~np.isfinite(v)] = -np.inf if a.max else np.inf
