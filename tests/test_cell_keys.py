@@ -1,0 +1,38 @@
+"""Recorded results keep their cells: every results folder's spec, and the shipped spec it was
+run from, expand to exactly the cell ids its manifest lists.
+
+A cell id and its random stream are hashes of the resolved parameters, so a change in how
+parameters are resolved (a new default, an int read as a float, a renamed key) would silently
+re-seed every run and orphan the recorded cells. This test is that guard.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from drocli.cells import expand
+from drocli.spec import load_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = sorted(p for p in (ROOT / "results").iterdir() if (p / "manifest.json").exists())
+
+
+def _recorded_ids(folder: Path) -> set[str]:
+    return set(json.loads((folder / "manifest.json").read_text())["cells"])
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[p.name for p in FOLDERS])
+def test_saved_spec_expands_to_recorded_cells(folder):
+    spec = load_spec(folder / "spec.yaml")
+    assert {c.id for c in expand(spec)} == _recorded_ids(folder)
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[p.name for p in FOLDERS])
+def test_shipped_spec_expands_to_recorded_cells(folder):
+    saved = load_spec(folder / "spec.yaml")
+    shipped = ROOT / "experiments" / f"{saved.name}.yaml"
+    spec = load_spec(shipped, profile=saved.profile)
+    assert {c.id for c in expand(spec)} == _recorded_ids(folder)
