@@ -3,6 +3,7 @@ a stable id and stream."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -44,15 +45,21 @@ class Cell:
     budget: dict
     metrics: tuple
     swept: dict = field(default_factory=dict)
+    # the parameters as the id hashes them (`Params.key_dict`), where they differ from the
+    # resolved ones (an `auto` field's None is hashed as its legacy value)
+    key_forms: dict | None = field(default=None, compare=False, repr=False)
 
     def key(self) -> dict:
-        """Everything that determines the cell's numbers (labels and names excluded)."""
-        return {"data": [self.data_name, self.data_params, self.data_seed],
-                "problem": [self.problem_name, self.problem_params],
-                "solver": [self.solver, self.solver_params], "seed": self.seed,
+        """Everything that determines the cell's numbers (labels and names excluded); the
+        parameters in their key form (`Params.key_dict`), which keeps recorded ids stable."""
+        k = self.key_forms or {}
+        return {"data": [self.data_name, k.get("data", self.data_params), self.data_seed],
+                "problem": [self.problem_name, k.get("problem", self.problem_params)],
+                "solver": [self.solver, k.get("solver", self.solver_params)],
+                "seed": self.seed,
                 "budget": self.budget, "metrics": list(self.metrics)}
 
-    @property
+    @functools.cached_property
     def id(self) -> str:
         return hashlib.sha1(_canon(self.key()).encode()).hexdigest()[:12]
 
@@ -89,14 +96,18 @@ def _expand_one(spec: Spec, case: dict) -> list[Cell]:
     cells = []
     for dcombo, pcombo in itertools.product(_product(spec.data.grid),
                                             _product(spec.problem.grid)):
-        data_params = registry.resolve_params(d_entry, {**spec.data.params, **dcombo})
-        problem_params = registry.resolve_params(p_entry, {**spec.problem.params, **pcombo})
+        dmodel = registry.validate_params(d_entry, {**spec.data.params, **dcombo})
+        pmodel = registry.validate_params(p_entry, {**spec.problem.params, **pcombo})
+        data_params, problem_params = dmodel.model_dump(), pmodel.model_dump()
         dbase = spec.data.label or spec.data.name
         dataset = _label(dbase, dcombo, "{" in dbase)
         for s in spec.solvers:
             s_entry = registry.get("solver", s.name)
             for scombo in _product(s.grid):
-                params = registry.resolve_params(s_entry, {**s.params, **scombo})
+                smodel = registry.validate_params(s_entry, {**s.params, **scombo})
+                params = smodel.model_dump()
+                forms = {"data": dmodel.key_dict(), "problem": pmodel.key_dict(),
+                         "solver": smodel.key_dict()}
                 label = _label(s.display, scombo, "{" in s.display)
                 for seed in spec.seeds:
                     cells.append(Cell(
@@ -105,5 +116,5 @@ def _expand_one(spec: Spec, case: dict) -> list[Cell]:
                         data_seed=int(seed if spec.data.seed is None else spec.data.seed),
                         problem_name=spec.problem.name, problem_params=problem_params,
                         solver_params=params, budget=budget, metrics=tuple(spec.metrics),
-                        swept={**dcombo, **case, **pcombo, **scombo}))
+                        swept={**dcombo, **case, **pcombo, **scombo}, key_forms=forms))
     return cells

@@ -162,27 +162,49 @@ def check(results_dir, reference, rtol, atol):
     sys.exit(0 if ok else 1)
 
 
-@cli.command(name="list")
-@click.argument("what", type=click.Choice(["solvers", "data", "problems", "experiments"]),
-                required=False)
-def list_(what):
-    """List registered solvers, data sources, problems, or shipped experiment specs."""
-    from drocli import registry
+LIST_KINDS = {"solvers": "solver", "problems": "problem", "data": "data",
+              "figures": "figure", "claims": "claim"}
 
-    kinds = [what] if what else ["solvers", "data", "problems", "experiments"]
+
+@cli.command(name="list")
+@click.argument("what", type=click.Choice([*LIST_KINDS, "experiments"]), required=False)
+@click.argument("name", required=False)
+def list_(what, name):
+    """List plug-ins (solvers, problems, data, figures, claims) or shipped specs.
+
+    \b
+    drocli list solvers          # name, family, one line each
+    drocli list solvers aleg     # every parameter: type, range, default, description
+    """
+    from drocli import listing
+
+    if name is not None:
+        if what in (None, "experiments"):
+            raise DrocliError("a NAME needs a plug-in kind", key="list",
+                              fix="e.g. `drocli list solvers aleg`")
+        click.echo(listing.describe(LIST_KINDS[what], name))
+        return
+    kinds = [what] if what else [*LIST_KINDS, "experiments"]
     for kind in kinds:
-        click.echo(f"{kind}:")
         if kind == "experiments":
+            click.echo("experiments:")
             for path in sorted(Path("experiments").glob("*.yaml")):
                 click.echo(f"  {path}")
             continue
-        reg_kind = {"solvers": "solver", "data": "data", "problems": "problem"}[kind]
-        for name, e in registry.entries(reg_kind).items():
-            fam = f" [{e.family}]" if e.family else ""
-            click.echo(f"  {name}{fam}: {e.summary}")
-            if e.params:
-                params = ", ".join(f"{k}={v!r}" for k, v in e.params.items())
-                click.echo(f"      params: {params}")
+        click.echo(listing.table(LIST_KINDS[kind]))
+
+
+@cli.command()
+@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--profile", "-p", help="Spec profile: smoke, quick, paper [default].")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override a spec value by dotted path (YAML value); repeatable.")
+def show(spec_file, profile, sets):
+    """Print the resolved spec (profile, overrides and defaults applied) without running it."""
+    from drocli.spec import dump_spec, load_spec, parse_set
+
+    spec = load_spec(spec_file, profile=profile, overrides=parse_set(sets))
+    click.echo(dump_spec(spec), nl=False)
 
 
 def _saved_spec(results_dir):

@@ -1,134 +1,443 @@
-"""Registry of solvers, data sources and problems, filled by decorators at import time.
+"""One registry for the five plug-in kinds: solver, problem, data, figure and claim.
 
-Each entry carries its default parameters; spec values are checked against them
-(unknown keys and wrong types are rejected with a suggestion).
+A plug-in is one module that registers itself with one decorator,
+`@registry.register(kind, name, params=Model, ...)` (shorthands: `registry.solver(name, ...)`,
+`registry.problem`, `registry.data`, `registry.figure`, `registry.claim`). `Model` is a
+pydantic `Params` subclass: the entry's typed parameters with ranges, defaults and
+descriptions, from which validation, `drocli list` and `drocli show` are generated.
+
+The registry is lazy. It finds the module that holds a name by scanning drocli's sources for
+the decorator (no import), so loading a spec imports only the modules the spec uses.
+Third-party packages register modules through the entry-point group `drocli.plugins`: an
+entry named `kind.name` (e.g. `solver.my_sgd = mypkg.my_sgd`) is imported when that name is
+looked up; an entry with any other name is imported whenever a lookup misses or a whole kind
+is listed.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from drocli.errors import DrocliError, did_you_mean
 
-KINDS = ("solver", "data", "problem")
-_REGISTRY: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
-_LOADED = False
+KINDS = ("solver", "problem", "data", "figure", "claim")
+PLURAL = {"solver": "solvers", "problem": "problems", "data": "data", "figure": "figures",
+          "claim": "claims"}
+ENTRY_POINT_GROUP = "drocli.plugins"
+# packages scanned for built-in plug-ins, relative to drocli/
+_SCAN = ("solvers", "problems", "data", "plots", "claims")
+_DECORATOR = re.compile(
+    r"@(?:registry\.)?(?:(solver|problem|data|figure|claim)\(\s*|register\(\s*[\"']"
+    r"(solver|problem|data|figure|claim)[\"']\s*,\s*)(?:[\"']([A-Za-z0-9_.+-]+)[\"']|([A-Z_][A-Z0-9_]*))")
 
+_REGISTRY: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
+_INDEX: dict[str, dict[str, str]] | None = None     # kind -> name -> module
+_LOOSE_PLUGINS: list[str] | None = None             # entry-point modules without a kind.name
+_LOADED_KINDS: set[str] = set()
+
+
+# --- parameter models -----------------------------------------------------------------------
+
+class Params(BaseModel):
+    """Base of every plug-in's parameter model: unknown keys and NaN/inf are refused.
+
+    A field that may be infinite says so with `Field(allow_inf_nan=True)`. A field whose value
+    is computed when left out is declared with `auto(...)`: its default is None.
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_auto(cls, data):
+        """Specs written before the typed contract said "automatic" with a magic value (0):
+        read it as None."""
+        if not isinstance(data, dict):
+            return data
+        for name, f in cls.model_fields.items():
+            legacy = (f.json_schema_extra or {}).get("auto") if isinstance(
+                f.json_schema_extra, dict) else None
+            if legacy is not None and name in data and _same(data[name], legacy):
+                data = {**data, name: None}
+        return data
+
+    def key_dict(self) -> dict:
+        """The parameters as the cell key hashes them: None of an `auto` field is written as
+        its legacy value, so the ids and random streams of recorded runs do not change."""
+        out = self.model_dump(mode="python")
+        for name, f in type(self).model_fields.items():
+            extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+            if out.get(name) is None and extra.get("auto") is not None:
+                out[name] = extra["auto"]
+        return out
+
+
+def _same(a, b) -> bool:
+    return type(a) is not bool and type(b) is not bool and isinstance(a, (int, float)) \
+        and isinstance(b, (int, float)) and a == b
+
+
+def auto(description: str, legacy: float | int = 0, **constraints) -> Any:
+    """A field that is computed when left out (default None). `legacy` is the magic value older
+    specs used for "automatic"; it is still read as None and keeps cell ids stable."""
+    return Field(None, description=description, json_schema_extra={"auto": legacy},
+                 **constraints)
+
+
+class NoParams(Params):
+    """No parameters."""
+
+
+# --- entries --------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Entry:
+    """A registered plug-in: its object, its parameter model and what it declares."""
+
     kind: str
     name: str
     func: Callable
-    params: dict = field(default_factory=dict)
+    params: type[Params]
     description: str = ""
     family: str | None = None
-    accepts: dict = field(default_factory=dict)  # param -> extra accepted types, e.g. (list,)
-    preflight: Callable | None = None  # data sources: params -> None, raises if files missing
+    metrics: tuple[str, ...] = ()       # problems: metric names recorded (fnmatch patterns)
+    preflight: Callable | None = None   # data: params -> None, raises if files are missing
+    memory: Callable | None = None      # data / problem: params -> estimated peak bytes
+    extra: dict = field(default_factory=dict)   # kind-specific declarations
 
     @property
     def summary(self) -> str:
         doc = self.description or (self.func.__doc__ or "").strip()
         return doc.splitlines()[0] if doc else ""
 
+    @property
+    def defaults(self) -> dict:
+        return self.params().model_dump(mode="python")
 
-def register(kind: str, name: str, *, params: dict | None = None, description: str = "",
-             family: str | None = None, accepts: dict | None = None,
-             preflight: Callable | None = None):
-    """Decorator: register `func` under (kind, name) with its default parameters.
+    def records_metric(self, name: str) -> bool:
+        return any(fnmatchcase(name, pat) for pat in self.metrics)
 
-    `accepts` maps a parameter to extra types it takes besides its default's type
-    (e.g. a per-group list where the default is one float). `preflight(params)` lets a
-    data source say cheaply, before any cell runs, that its files are missing.
-    """
+
+def register(kind: str, name: str, *, params: type[Params] | None = None,
+             description: str = "", family: str | None = None, metrics=(),
+             preflight: Callable | None = None, memory: Callable | None = None, **extra):
+    """Decorator: register `obj` as plug-in `name` of `kind` with its parameter model."""
     if kind not in KINDS:
         raise ValueError(f"unknown registry kind {kind!r}")
+    model = _legacy_model(kind, name, params, extra.pop("accepts", None)) \
+        if isinstance(params, dict) else (params or NoParams)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(f"{kind} {name!r}: params must be a pydantic model class")
 
-    def deco(func):
-        if name in _REGISTRY[kind] and _REGISTRY[kind][name].func is not func:
+    def deco(obj):
+        old = _REGISTRY[kind].get(name)
+        if old is not None and old.func is not obj and \
+                getattr(old.func, "__qualname__", None) != getattr(obj, "__qualname__", None):
             raise ValueError(f"{kind} {name!r} registered twice")
-        _REGISTRY[kind][name] = Entry(kind, name, func, dict(params or {}), description, family,
-                                      dict(accepts or {}), preflight)
-        return func
+        _REGISTRY[kind][name] = Entry(kind, name, obj, model, description, family,
+                                      tuple(metrics), preflight, memory, dict(extra))
+        return obj
 
     return deco
+
+
+def _legacy_model(kind: str, name: str, defaults: dict, accepts: dict | None):
+    """Transitional: a permissive model built from an untyped defaults dict."""
+    from pydantic import create_model
+
+    fields = {}
+    for k, d in defaults.items():
+        if isinstance(d, bool):
+            t: Any = bool
+        elif isinstance(d, int):
+            t = int | float
+        elif isinstance(d, float):
+            t = float
+        elif isinstance(d, str):
+            t = str
+        elif isinstance(d, (list, tuple)):
+            t = list
+        elif isinstance(d, dict):
+            t = dict
+        else:
+            t = Any
+        for extra_t in (accepts or {}).get(k, ()):
+            t = t | extra_t
+        fields[k] = (t, d)
+    cls = create_model(f"{kind}_{name}_params", __base__=Params, **fields)
+    cls.model_config = {**cls.model_config, "allow_inf_nan": True}
+    cls.model_rebuild(force=True)
+    return cls
 
 
 def solver(name, **kw):
     return register("solver", name, **kw)
 
 
-def data(name, **kw):
-    return register("data", name, **kw)
-
-
 def problem(name, **kw):
     return register("problem", name, **kw)
 
 
-def load_all() -> None:
-    """Import every module under drocli.solvers, drocli.data and drocli.problems once."""
-    global _LOADED
-    if _LOADED:
+def data(name, **kw):
+    return register("data", name, **kw)
+
+
+def figure(name, **kw):
+    return register("figure", name, **kw)
+
+
+def claim(name, **kw):
+    return register("claim", name, **kw)
+
+
+# --- lazy discovery -------------------------------------------------------------------------
+
+def _module_name(path: Path, root: Path) -> str:
+    rel = path.relative_to(root.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _constant(text: str, ident: str) -> str | None:
+    """The string a module-level constant is assigned (`NAME = "mnist5k"`)."""
+    m = re.search(rf"^{ident}\s*=\s*[\"']([A-Za-z0-9_.+-]+)[\"']", text, re.M)
+    return m.group(1) if m else None
+
+
+def index() -> dict[str, dict[str, str]]:
+    """kind -> name -> module, from drocli's sources and the `drocli.plugins` entry points."""
+    global _INDEX, _LOOSE_PLUGINS
+    if _INDEX is not None:
+        return _INDEX
+    idx: dict[str, dict[str, str]] = {k: {} for k in KINDS}
+    root = Path(__file__).resolve().parent
+    for sub in _SCAN:
+        for path in sorted((root / sub).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            if "register(" not in text and "@registry." not in text:
+                continue
+            for m in _DECORATOR.finditer(text):
+                kind = m.group(1) or m.group(2)
+                name = m.group(3) or _constant(text, m.group(4))
+                if name:
+                    idx[kind].setdefault(name, _module_name(path, root))
+    loose = []
+    for ep in _plugin_entry_points():
+        kind, _, name = ep.name.partition(".")
+        if kind in KINDS and name:
+            idx[kind].setdefault(name, ep.value.split(":")[0])
+        else:
+            loose.append(ep.value.split(":")[0])
+    _INDEX, _LOOSE_PLUGINS = idx, loose
+    return idx
+
+
+def _plugin_entry_points():
+    from importlib.metadata import entry_points
+
+    try:
+        return list(entry_points(group=ENTRY_POINT_GROUP))
+    except Exception:  # a broken third-party distribution must not break drocli
+        return []
+
+
+def _import(module: str, kind: str, name: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ImportError as e:
+        raise DrocliError(f"cannot import {module} for {kind} {name!r}: {e}",
+                          fix="install the package that provides it") from None
+
+
+def _load_loose() -> None:
+    index()
+    for module in _LOOSE_PLUGINS or ():
+        _import(module, "plug-in", module)
+
+
+def load_kind(kind: str) -> None:
+    """Import every module that registers an entry of `kind` (for listings and tests)."""
+    if kind in _LOADED_KINDS:
         return
-    for pkg_name in ("drocli.data", "drocli.problems", "drocli.solvers"):
-        pkg = importlib.import_module(pkg_name)
-        for info in pkgutil.walk_packages(pkg.__path__, pkg_name + "."):
-            importlib.import_module(info.name)
-    _LOADED = True
+    for name, module in index()[kind].items():
+        if name not in _REGISTRY[kind]:
+            _import(module, kind, name)
+    _load_loose()
+    _LOADED_KINDS.add(kind)
+
+
+def load_all() -> None:
+    for kind in KINDS:
+        load_kind(kind)
+
+
+def names(kind: str) -> list[str]:
+    """Registered names of a kind, without importing their modules."""
+    return sorted(set(index()[kind]) | set(_REGISTRY[kind]))
 
 
 def entries(kind: str) -> dict[str, Entry]:
-    load_all()
+    load_kind(kind)
     return dict(sorted(_REGISTRY[kind].items()))
 
 
 def get(kind: str, name: str, *, file: str | None = None, key: str | None = None) -> Entry:
-    load_all()
+    """The entry `name` of `kind`, importing only the module that registers it."""
     table = _REGISTRY[kind]
     if name not in table:
+        module = index()[kind].get(name) if isinstance(name, str) else None
+        if module is not None:
+            _import(module, kind, name)
+        if name not in table:
+            _load_loose()
+    if name not in table:
         raise DrocliError(f"unknown {kind} {name!r}", file=file, key=key,
-                          fix=did_you_mean(name, table) + f" `drocli list {kind}s` shows all")
+                          fix=did_you_mean(str(name), names(kind))
+                          + f"; `drocli list {PLURAL[kind]}` shows all")
     return table[name]
 
 
-def _type_ok(default: Any, value: Any) -> bool:
-    if default is None or value is None:
-        return True
-    if isinstance(default, bool):
-        return isinstance(value, bool)
-    if isinstance(default, (int, float)):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(default, str):
-        return isinstance(value, str)
-    if isinstance(default, (list, tuple)):
-        return isinstance(value, (list, tuple))
-    if isinstance(default, dict):
-        return isinstance(value, dict)
-    return True
+# --- validation -----------------------------------------------------------------------------
+
+def loc_path(loc) -> str:
+    """A pydantic error location as a spec key path: ('solvers', 2, 'params') ->
+    'solvers[2].params'."""
+    out = ""
+    for p in loc:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif p in ("function-after", "function-before", "function-wrap") or str(p).startswith(
+                ("list[", "dict[", "union[", "tagged-union[", "nullable[")):
+            continue
+        else:
+            out += ("." if out else "") + str(p)
+    return out
+
+
+def _fix_for(model: type[BaseModel], field_name: str | None, err: dict) -> str:
+    f = model.model_fields.get(field_name) if field_name else None
+    hint = ""
+    if f is not None:
+        hint = describe_type(f)
+        if f.description:
+            hint += f" - {f.description.split('. ')[0].rstrip('.')}"
+    kind = err.get("type", "")
+    if kind == "extra_forbidden":
+        return did_you_mean(str(err["loc"][-1]), model.model_fields)
+    return f"expected {hint}" if hint else "see `drocli list`"
+
+
+def validation_error(e: ValidationError, model: type[BaseModel], *, file: str | None,
+                     prefix: str, what: str = "") -> DrocliError:
+    """The first error of `e` as a one-line DrocliError naming the full key path."""
+    errs = e.errors()
+    err = next((x for x in errs if x.get("type") == "extra_forbidden"), errs[0])
+    sub = loc_path(err.get("loc", ()))
+    key = f"{prefix}.{sub}" if sub and prefix else (sub or prefix)
+    top = next((p for p in err.get("loc", ()) if isinstance(p, str)), None)
+    if err.get("type") == "extra_forbidden":
+        msg = f"{what} has no parameter {err['loc'][-1]!r}" if what else \
+            f"unknown key {err['loc'][-1]!r}"
+    else:
+        msg = err.get("msg", "invalid value")
+        if "input" in err and err.get("type") != "missing":
+            shown = repr(err["input"])
+            msg += f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
+    return DrocliError(msg, file=file, key=key or None, fix=_fix_for(model, top, err))
+
+
+def validate_params(entry: Entry, given: dict | None, *, file: str | None = None,
+                    key: str | None = None) -> Params:
+    """`given` checked against the entry's model; DrocliError names the key path."""
+    given = given if given is not None else {}
+    if not isinstance(given, dict):
+        raise DrocliError(f"expected a mapping of parameters, got {type(given).__name__}",
+                          file=file, key=key, fix="write `params: {name: value, ...}`")
+    try:
+        return entry.params.model_validate(given)
+    except ValidationError as e:
+        raise validation_error(e, entry.params, file=file, prefix=key or "params",
+                               what=f"{entry.kind} {entry.name!r}") from None
 
 
 def resolve_params(entry: Entry, given: dict | None, *, file: str | None = None,
                    key: str | None = None) -> dict:
-    """Defaults overlaid with `given`; unknown keys and wrong types raise DrocliError."""
-    given = dict(given or {})
-    out = dict(entry.params)
-    for k, v in given.items():
-        where = f"{key}.{k}" if key else k
-        if k not in entry.params:
-            raise DrocliError(f"{entry.kind} {entry.name!r} has no parameter {k!r}", file=file,
-                              key=where, fix=did_you_mean(k, entry.params))
-        default = entry.params[k]
-        extra = entry.accepts.get(k, ())
-        if not (_type_ok(default, v) or (extra and isinstance(v, tuple(extra)))):
-            raise DrocliError(
-                f"expected {type(default).__name__}, got {type(v).__name__} {v!r}",
-                file=file, key=where, fix=f"give a {type(default).__name__}, e.g. {default!r}")
-        if isinstance(default, float) and isinstance(v, int):
-            v = float(v)
-        out[k] = v
-    return out
+    """Defaults overlaid with `given`, validated: the dict a plug-in receives."""
+    return validate_params(entry, given, file=file, key=key).model_dump(mode="python")
+
+
+def key_params(kind: str, name: str, params: dict) -> dict:
+    """The resolved parameters as a cell key hashes them (see `Params.key_dict`)."""
+    entry = get(kind, name)
+    return entry.params.model_validate(params).key_dict()
+
+
+# --- descriptions for `drocli list` ----------------------------------------------------------
+
+_BOUNDS = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
+
+
+def describe_type(f) -> str:
+    """A field's type and range in words, e.g. 'float > 0' or 'one of decay, constant'."""
+    ann = f.annotation
+    text = _type_text(ann)
+    for meta in f.metadata:
+        for attr, sym in _BOUNDS:
+            v = getattr(meta, attr, None)
+            if v is not None:
+                text += f" {sym} {v:g}" if isinstance(v, (int, float)) else f" {sym} {v}"
+    return text
+
+
+def _type_text(ann) -> str:
+    import types
+    import typing
+
+    origin = typing.get_origin(ann)
+    args = typing.get_args(ann)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(str(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        parts = [_type_text(a) for a in args if a is not type(None)]
+        text = " or ".join(parts)
+        return text + (" or null" if type(None) in args else "")
+    if origin in (list, tuple):
+        return f"list of {_type_text(args[0])}" if args else "list"
+    if origin is dict:
+        return "mapping"
+    if origin is typing.Annotated:
+        return _type_text(args[0])
+    return getattr(ann, "__name__", str(ann))
+
+
+def param_rows(model: type[BaseModel]) -> list[tuple[str, str, str, str]]:
+    """(name, type and range, default, description) of every field of a parameter model."""
+    rows = []
+    for name, f in model.model_fields.items():
+        if f.is_required():
+            default = "required"
+        else:
+            d = f.get_default(call_default_factory=True)
+            extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+            default = "auto" if d is None and "auto" in extra else _show(d)
+        rows.append((name, describe_type(f), default, f.description or ""))
+    return rows
+
+
+def _show(v) -> str:
+    if isinstance(v, float) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if isinstance(v, BaseModel):
+        return str(v.model_dump())
+    return repr(v) if isinstance(v, str) else str(v)

@@ -213,7 +213,7 @@ def apply_override(raw: dict, dotted: str, value: Any, *, file: str) -> None:
 # --- loading --------------------------------------------------------------------------------
 
 def _loc(err) -> str:
-    return ".".join(str(p) for p in err.get("loc", ()) if p not in ("function-after",))
+    return registry.loc_path(err.get("loc", ()))
 
 
 def _raise_validation(e: ValidationError, file: str, raw: dict) -> None:
@@ -320,23 +320,34 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=()) -
     return spec
 
 
+def _check_block(kind: str, name: str, params: dict, grid: dict, *, file: str, key: str):
+    """An entry's name, its params and every grid value, checked against its model."""
+    entry = registry.get(kind, name, file=file, key=f"{key}.name")
+    registry.validate_params(entry, params, file=file, key=f"{key}.params")
+    for k, values in grid.items():
+        for j, v in enumerate(values):
+            try:
+                registry.validate_params(entry, {**params, k: v}, file=file, key=f"{key}.params")
+            except DrocliError as e:
+                raise DrocliError(e.detail, file=file, key=f"{key}.grid.{k}[{j}]",
+                                  fix=e.fix) from None
+    return entry
+
+
 def check_names(spec: Spec, file: str) -> None:
-    """Registry names and parameters exist; figure and claim labels name solvers."""
-    d = registry.get("data", spec.data.name, file=file, key="data.name")
-    registry.resolve_params(d, {**spec.data.params, **{k: v[0] for k, v in spec.data.grid.items()
-                                                       if v}}, file=file, key="data.params")
-    p = registry.get("problem", spec.problem.name, file=file, key="problem.name")
-    grid_first = {k: v[0] for k, v in spec.problem.grid.items() if v}
-    registry.resolve_params(p, {**spec.problem.params, **grid_first}, file=file,
-                            key="problem.params")
+    """Registry names and typed parameters (grids included) are valid; metric names are
+    recorded by the problem; figure and claim labels name solvers."""
+    _check_block("data", spec.data.name, spec.data.params, spec.data.grid, file=file,
+                 key="data")
+    p = _check_block("problem", spec.problem.name, spec.problem.params, spec.problem.grid,
+                     file=file, key="problem")
     for i, s in enumerate(spec.solvers):
-        e = registry.get("solver", s.name, file=file, key=f"solvers.{i}.name")
-        grid_first = {k: v[0] for k, v in s.grid.items() if v}
-        registry.resolve_params(e, {**s.params, **grid_first}, file=file, key=f"solvers.{i}.params")
+        e = _check_block("solver", s.name, s.params, s.grid, file=file, key=f"solvers[{i}]")
         if p.family and e.family and p.family != e.family:
             raise DrocliError(f"solver {s.name!r} is for {e.family} problems, not {p.family}",
-                              file=file, key=f"solvers.{i}.name",
+                              file=file, key=f"solvers[{i}].name",
                               fix=f"pick a {p.family} solver (`drocli list solvers`)")
+    check_metrics(spec, p, file)
     labels = spec.labels()
     if len(set(labels)) != len(labels):
         dup = sorted({x for x in labels if labels.count(x) > 1})
@@ -346,7 +357,7 @@ def check_names(spec: Spec, file: str) -> None:
         for lab in [c.solver, *c.others]:
             if not any(lab == x or x.startswith(lab + " ") for x in labels):
                 raise DrocliError(f"claim names unknown solver label {lab!r}", file=file,
-                                  key=f"claims.{i}", fix=did_you_mean(lab, labels))
+                                  key=f"claims[{i}]", fix=did_you_mean(lab, labels))
     for lab, tol in spec.reference_rtol.items():
         if lab not in labels:
             raise DrocliError(f"reference_rtol names unknown solver label {lab!r}", file=file,
@@ -358,7 +369,50 @@ def check_names(spec: Spec, file: str) -> None:
         for lab in getattr(f, "legend", None) or []:
             if lab not in labels:
                 raise DrocliError(f"legend names unknown solver label {lab!r}", file=file,
-                                  key=f"figures.{i}.legend", fix=did_you_mean(lab, labels))
+                                  key=f"figures[{i}].legend", fix=did_you_mean(lab, labels))
+
+
+def check_metrics(spec: Spec, problem: registry.Entry, file: str) -> None:
+    """Every metric named in `metrics`, in figure panels and in claims is one the problem
+    records (its declared `metrics`)."""
+    if not problem.metrics:
+        return
+    known = [m for m in problem.metrics if not any(c in m for c in "*?[")]
+
+    def ok(name, key):
+        if name is None or problem.records_metric(name):
+            return
+        raise DrocliError(f"problem {problem.name!r} records no metric {name!r}", file=file,
+                          key=key, fix=did_you_mean(name, known)
+                          + f"; `drocli list problems {problem.name}` shows its metrics")
+
+    for i, m in enumerate(spec.metrics):
+        ok(m, f"metrics[{i}]")
+    for i, f in enumerate(spec.figures):
+        for key, name in _figure_metrics(f):
+            ok(name, f"figures[{i}].{key}")
+    for i, c in enumerate(spec.claims):
+        ok(getattr(c, "metric", None), f"claims[{i}].metric")
+    declared = set(spec.metrics)
+    if declared:
+        for i, f in enumerate(spec.figures):
+            for key, name in _figure_metrics(f):
+                if name is not None and name not in declared:
+                    raise DrocliError(f"metric {name!r} is not recorded by this spec", file=file,
+                                      key=f"figures[{i}].{key}",
+                                      fix=f"add it to `metrics:` ({', '.join(spec.metrics)})")
+        for i, c in enumerate(spec.claims):
+            name = getattr(c, "metric", None)
+            if name is not None and name not in declared:
+                raise DrocliError(f"metric {name!r} is not recorded by this spec", file=file,
+                                  key=f"claims[{i}].metric",
+                                  fix=f"add it to `metrics:` ({', '.join(spec.metrics)})")
+
+
+def _figure_metrics(fig) -> list[tuple[str, str | None]]:
+    """(key path, metric name) of every metric a figure reads."""
+    fn = getattr(fig, "metric_refs", None)
+    return list(fn()) if fn is not None else []
 
 
 def dump_spec(spec: Spec) -> str:

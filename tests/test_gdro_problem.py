@@ -146,7 +146,7 @@ def test_aleg_epoch_cost_is_N_plus_2mK():
 
 def test_registry_entry_and_errors():
     e = registry.get("problem", "gdro")
-    assert e.family == "gdro" and e.params == {"loss": "logistic", "radius": 10.0}
+    assert e.family == "gdro" and e.defaults == {"loss": "logistic", "radius": 10.0}
     with pytest.raises(DrocliError, match="loss"):
         make(grouped(classes=4), {"loss": "logistic"})
     with pytest.raises(DrocliError, match="unknown loss"):

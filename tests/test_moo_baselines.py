@@ -31,9 +31,9 @@ def test_registered_in_moo_family():
     for name in ("ls", "tch", "stch"):
         e = registry.get("solver", name)
         assert e.family == "moo" and "paper 003" in e.description
-    assert registry.get("solver", "ls").params == {"eta": 0.01}
-    assert registry.get("solver", "tch").params == {"eta": 0.01, "weighted": False}
-    assert registry.get("solver", "stch").params == {"eta": 0.02, "mu": 0.01}
+    assert registry.get("solver", "ls").defaults == {"eta": 0.01}
+    assert registry.get("solver", "tch").defaults == {"eta": 0.01, "weighted": False}
+    assert registry.get("solver", "stch").defaults == {"eta": 0.02, "mu": 0.01}
 
 
 # --- one step by hand ------------------------------------------------------------------------

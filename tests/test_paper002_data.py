@@ -18,7 +18,7 @@ pytestmark = pytest.mark.usefixtures("data_home")
 
 # ---- concept_shift (data model B) ------------------------------------------------------------
 def test_concept_shift_defaults_and_shapes():
-    p = registry.get("data", "concept_shift").params
+    p = registry.get("data", "concept_shift").defaults
     assert p["n"] == 300 and p["d"] == 30 and p["noise_std"] == 0.5
     assert p["value_mean"] == 1.0 and p["value_std"] == 0.1
     d = load("concept_shift", {"nu": 1.0})
@@ -106,7 +106,7 @@ def expected_dense(n_features=6, rows=ROWS):
 
 
 def test_libsvm_registered_defaults():
-    p = registry.get("data", "libsvm").params
+    p = registry.get("data", "libsvm").defaults
     assert p["name"] == "w8a" and p["n_features"] == 300 and p["path"] == ""
     assert registry.get("data", "libsvm").preflight is not None
 

@@ -207,7 +207,7 @@ def test_one_task_reduces_to_svrb():
         pb = toy(1)
         recording_draws(pb)
         entry = registry.get("solver", name)
-        q = {k: v for k, v in params.items() if k in entry.params}
+        q = {k: v for k, v in params.items() if k in entry.defaults}
         outs.append(entry.func(pb, registry.resolve_params(entry, q),
                                np.random.default_rng(0), calls_monitor(8)))
         outs.append(pb.counter[0])
@@ -294,9 +294,9 @@ def test_hypergradient_shrinks(name, extra, seed):
 def test_registered_defaults():
     r, e = registry.get("solver", "rsvrb"), registry.get("solver", "re_rsvrb")
     assert r.family == e.family == "bilevel"
-    assert r.params["tasks_per_iter"] == e.params["tasks_per_iter"] == 10
+    assert r.params["tasks_per_iter"] == e.defaults["tasks_per_iter"] == 10
     assert (r.params["c0"], r.params["beta"], r.params["tau"]) == (100.0, 10.0, 1.0)
-    assert (e.params["eta1"], e.params["stage_iters"], e.params["tau"]) == (0.01, 500, 0.5)
+    assert (e.defaults["eta1"], e.defaults["stage_iters"], e.defaults["tau"]) == (0.01, 500, 0.5)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -304,7 +304,7 @@ def test_registered_defaults():
                                  {"init_batch": 1.5}, {"gamma": -1.0}])
 def test_bad_params_raise(name, bad):
     entry = registry.get("solver", name)
-    params = {**entry.params, "tasks_per_iter": 2, **bad}
+    params = {**entry.defaults, "tasks_per_iter": 2, **bad}
     pb = toy(3)
     with pytest.raises(DrocliError) as err:
         entry.func(pb, params, np.random.default_rng(0), lambda p, W: True)

@@ -26,7 +26,7 @@ def _cell(name: str, seed: int = 0, epochs: float = 6.0) -> Cell:
                 data_params=registry.resolve_params(registry.get("data", dname), dparams),
                 data_seed=0, problem_name=pname,
                 problem_params=registry.resolve_params(registry.get("problem", pname), pparams),
-                solver_params={**entry.params, **SOLVER_FIXTURE_PARAMS.get(name, {})},
+                solver_params={**entry.defaults, **SOLVER_FIXTURE_PARAMS.get(name, {})},
                 budget={"epochs": epochs, "checkpoints": 6, "spacing": "linear"}, metrics=())
 
 

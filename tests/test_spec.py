@@ -42,14 +42,14 @@ def test_unknown_key_suggests(tiny_spec):
 def test_unknown_solver_suggests(tiny_spec):
     tiny_spec.write_text(tiny_spec.read_text().replace("name: aleg", "name: alge"))
     msg = _err(tiny_spec)
-    assert "solvers.1.name" in msg and "'aleg'" in msg and "did you mean" in msg
+    assert "solvers[1].name" in msg and "'aleg'" in msg and "did you mean" in msg
 
 
 def test_unknown_param_and_wrong_type(tiny_spec):
     msg = _err(tiny_spec, overrides=parse_set(["solvers.SMD.params.gama_w=1"]))
     assert "gama_w" in msg and "gamma_w" in msg
     msg = _err(tiny_spec, overrides=parse_set(["solvers.SMD.params.gamma_w=fast"]))
-    assert "expected float" in msg and "gamma_w" in msg
+    assert "valid number" in msg and "solvers[0].params.gamma_w" in msg
     msg = _err(tiny_spec, overrides=parse_set(["budget.checkpoints=many"]))
     assert "budget.checkpoints" in msg
 

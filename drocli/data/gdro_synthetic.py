@@ -12,44 +12,74 @@ noise_i = label_noise + i * noise_step (E1: 0.1 and 0; E3's p_i = 0.95 - i/160 i
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field, field_validator, model_validator
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.errors import DrocliError
+from drocli.registry import Params, auto
 
-KEY = "data.params"
+
+class GDROSyntheticParams(Params):
+    """Spec 000 §4.2 (E1) and §4.4 (E3); the paper prints m, d and the noise only."""
+
+    groups: int = Field(25, ge=1, description="m, the number of groups (paper §6.1: 25)")
+    dim: int = Field(1024, ge=1, description="d, the feature dimension (paper §6.1: 1024)")
+    n_train: int = Field(5000, ge=1, description="training rows per group (paper silent; "
+                         "[DEFAULT] spec §4.2)")
+    n_test: int = Field(5000, ge=0, description="test rows per group; 0: no test split")
+    label_noise: float | list[float] = Field(
+        0.1, description="label-flip probability, one number or one per group (paper §6.1: "
+        "0.1)")
+    noise_step: float = Field(0.0, description="added to group i's noise as i * noise_step "
+                              "(E3: p_i = 0.95 - i/160 is label_noise 0.05, step 1/160)")
+    n_train_max: int | None = auto("> n_train: group sizes evenly spaced from n_train to "
+                                   "n_train_max ([DEFAULT] spec §4.2 option); auto: equal "
+                                   "sizes", ge=1)
+
+    @field_validator("label_noise")
+    @classmethod
+    def _noise_range(cls, v):
+        vals = v if isinstance(v, list) else [v]
+        if any(not 0 <= x <= 1 for x in vals):
+            raise ValueError("label noise must lie in [0, 1]")
+        return v
+
+    @model_validator(mode="after")
+    def _per_group(self):
+        if isinstance(self.label_noise, list) and len(self.label_noise) != self.groups:
+            raise ValueError(f"label_noise has {len(self.label_noise)} values for "
+                             f"{self.groups} groups")
+        top = self.label_noise if isinstance(self.label_noise, list) else \
+            [self.label_noise + self.noise_step * (self.groups - 1), self.label_noise]
+        if any(not 0 <= x <= 1 for x in top):
+            raise ValueError("label_noise + i * noise_step must stay in [0, 1] for every group")
+        return self
 
 
 def _noise(params: dict, m: int) -> np.ndarray:
-    ln = params.get("label_noise", 0.1)
-    if isinstance(ln, (list, tuple, np.ndarray)):
-        noise = np.asarray(ln, dtype=np.float64)
-        if noise.shape != (m,):
-            raise DrocliError(f"label_noise has {noise.size} values for {m} groups",
-                              key=f"{KEY}.label_noise", fix="give one value per group or a number")
-    else:
-        noise = float(ln) + float(params.get("noise_step", 0.0)) * np.arange(m)
-    if np.any(noise < 0) or np.any(noise > 1):
-        raise DrocliError(f"label noise must lie in [0, 1], got "
-                          f"{noise.min():.4g}..{noise.max():.4g}",
-                          key=f"{KEY}.label_noise", fix="e.g. label_noise: 0.1")
-    return noise
+    ln = params["label_noise"]
+    if isinstance(ln, list):
+        return np.asarray(ln, dtype=np.float64)
+    return float(ln) + float(params["noise_step"]) * np.arange(m)
 
 
-def _sizes(n: int, n_max: int, m: int, what: str) -> np.ndarray:
-    if n < 1:
-        raise DrocliError(f"{what} must be >= 1, got {n}", key=f"{KEY}.{what}",
-                          fix=f"e.g. {what}: 5000")
+def _sizes(n: int, n_max: int | None, m: int) -> np.ndarray:
     if n_max and n_max > n:
         return np.round(np.linspace(n, n_max, m)).astype(np.int64)
     return np.full(m, n, dtype=np.int64)
 
 
+def memory(params: dict) -> int:
+    """Bytes of the arrays: float32 features and float64 labels, train and test."""
+    m, d = params["groups"], params["dim"]
+    rows = m * (max(params["n_train"], params["n_train_max"] or 0) + params["n_test"])
+    return int(rows * (4 * d + 16))
+
+
 @registry.data(
     "gdro_synthetic",
-    params={"groups": 25, "dim": 1024, "n_train": 5000, "n_test": 5000, "label_noise": 0.1,
-            "noise_step": 0.0, "n_train_max": 0},
-    accepts={"label_noise": (list,)},
+    params=GDROSyntheticParams,
+    memory=memory,
     description="Yu et al. 2024 synthetic GDRO/MERO data: m Gaussian groups, each labelled by "
                 "its own random direction, with label noise",
 )
@@ -59,17 +89,9 @@ def load(params: dict, seed: int) -> GroupedData:
     n_train_max > n_train gives heterogeneous group sizes evenly spaced from n_train to
     n_train_max ([DEFAULT] spec §4.2 option); test sizes are n_test for every group.
     """
-    m = int(params.get("groups", 25))
-    d = int(params.get("dim", 1024))
-    if m < 1 or d < 1:
-        raise DrocliError(f"need groups >= 1 and dim >= 1, got {m}, {d}", key=KEY,
-                          fix="e.g. groups: 25, dim: 1024")
-    n_tr = _sizes(int(params.get("n_train", 5000)), int(params.get("n_train_max", 0) or 0), m,
-                  "n_train")
-    n_te = int(params.get("n_test", 5000))
-    if n_te < 0:
-        raise DrocliError(f"n_test must be >= 0, got {n_te}", key=f"{KEY}.n_test",
-                          fix="e.g. n_test: 5000 (0: no test split)")
+    m, d = params["groups"], params["dim"]
+    n_tr = _sizes(params["n_train"], params["n_train_max"], m)
+    n_te = params["n_test"]
     noise = _noise(params, m)
     rng = np.random.default_rng(seed)
 

@@ -13,14 +13,17 @@ are metrics for plotting and are NOT counted.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.losses import LOSS_IDS, loss_dscore
 from drocli.problems.counted import CountedOracles
+from drocli.registry import Params
 
 LOSSES = tuple(LOSS_IDS)
 
@@ -227,13 +230,22 @@ class GDROProblem(CountedOracles):
         return math.log(2.0) if self.loss == "logistic" else math.log(self.k)
 
 
-@registry.problem("gdro", params={"loss": "logistic", "radius": 10.0}, family="gdro",
+class GDROParams(Params):
+    """Empirical GDRO (spec 000 §1): the loss and the radius of the model's ball."""
+
+    loss: Literal["logistic", "softmax"] = Field(
+        "logistic", description="logistic (labels +-1) or softmax (multiclass labels)")
+    radius: float = Field(10.0, gt=0, description="radius of the l2 / Frobenius ball of W "
+                          "(paper silent; [DEFAULT] spec §4.2: 10)")
+
+
+GDRO_METRICS = ("max_risk_train", "avg_risk_train", "worst_group_train", "weighted_risk_train",
+                "max_risk_test", "avg_risk_test")
+
+
+@registry.problem("gdro", params=GDROParams, family="gdro", metrics=GDRO_METRICS,
                   description="empirical group DRO min_W max_i R_i(W), linear model, "
                               "l2/Frobenius ball (Yu et al. 2024 eq. (2))")
 def make(data: GroupedData, params: dict) -> GDROProblem:
     """Build the empirical GDRO problem from grouped data (loss: logistic | softmax)."""
-    radius = float(params.get("radius", 10.0))
-    if not radius > 0:
-        raise DrocliError(f"radius must be > 0, got {radius}", key="problem.params.radius",
-                          fix="e.g. radius: 10.0")
-    return GDROProblem(data, loss=params.get("loss", "logistic"), radius=radius)
+    return GDROProblem(data, loss=params["loss"], radius=params["radius"])

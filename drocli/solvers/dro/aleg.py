@@ -21,19 +21,32 @@ both multiplied by the schedule factor h_s; the output weights are h_s (proporti
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.ops.mirror_prox import (
-    EVAL_POINTS,
-    VRState,
-    check_choice,
-    effective_steps,
-    group_rows,
-)
+from drocli.registry import Params, auto
+from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
-SCHEDULES = ("decay", "constant")
+
+class ALEGParams(Params):
+    """ALEG's parameters (spec 000 §2.5; steps tuned by the §4.1 protocol, README sweep)."""
+
+    gamma_w: float = Field(0.01, gt=0, description=GAMMA_W)
+    gamma_q: float = Field(0.1, ge=0, description=GAMMA_Q)
+    schedule: Literal["decay", "constant"] = Field(
+        "decay", description="step factor h_s: decay = max(sqrt(0.05), 1/sqrt(s+1)) "
+        "[DEFAULT] spec §2.5; constant = 1")
+    K: int | None = auto("inner iterations per epoch; auto: K = n_bar (Cor. 4.6 / Thm 5.2, "
+                         "[DEFAULT] spec §2.5)", ge=1)
+    alpha: float | None = auto("snapshot weight in the prox anchors; auto: 1/K (Thm 4.4, "
+                               "[DEFAULT] spec §2.5)", legacy=0.0, gt=0, le=1)
+    eta: float | None = auto(ETA, legacy=0.0, gt=0)
+    eval_point: Literal["output", "last"] = Field(
+        "output", description="output = the eta-weighted mean (22) [DEFAULT] spec §4.1; "
+        "last = the last iterate")
 
 
 def schedule_factor(schedule: str, s: int) -> float:
@@ -45,34 +58,27 @@ def schedule_factor(schedule: str, s: int) -> float:
 
 @registry.solver(
     "aleg",
-    params={
-        "gamma_w": 0.01,       # [DEFAULT] spec §2.5/§4.1: tuned effective w-step (README sweep)
-        "gamma_q": 0.1,        # [DEFAULT] spec §2.5/§4.1: tuned effective q-step (README sweep)
-        "schedule": "decay",   # [DEFAULT] spec §2.5: h_s = max(sqrt(0.05), 1/sqrt(s+1))
-        "K": 0,                # [DEFAULT] spec §2.5: 0 -> K = n_bar (Cor. 4.6 / Thm 5.2)
-        "alpha": 0.0,          # [DEFAULT] spec §2.5: 0 -> alpha = 1/K (Thm 4.4)
-        "eta": 0.0,            # > 0: coupled geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
-        "eval_point": "output",  # [DEFAULT] spec §4.1: the eta-weighted output (22)
-    },
+    params=ALEGParams,
     family="gdro",
     description="ALEG (Yu et al. 2024, Algorithm 1): VR stochastic mirror prox with group "
                 "sampling for empirical GDRO",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     """ALEG, Algorithm 1 of Yu et al. 2024 (eqs. (14)-(22)); returns the point (W, q)."""
-    schedule = check_choice(params, "schedule", SCHEDULES)
-    eval_point = check_choice(params, "eval_point", EVAL_POINTS)
+    from drocli.ops.mirror_prox import effective_steps
+
     gamma_w, gamma_q = effective_steps(params, problem)
-    K = int(params.get("K") or 0) or max(1, int(round(problem.N / problem.m)))  # K = n_bar
-    alpha = float(params.get("alpha") or 0.0) or 1.0 / K
-    st = run_aleg(problem, rng, monitor, gamma_w=gamma_w, gamma_q=gamma_q, schedule=schedule,
-                  K=K, alpha=alpha, eval_point=eval_point)
-    return st.point(eval_point)
+    K = params["K"] or max(1, int(round(problem.N / problem.m)))  # K = n_bar
+    alpha = params["alpha"] or 1.0 / K
+    st = run_aleg(problem, rng, monitor, gamma_w=gamma_w, gamma_q=gamma_q,
+                  schedule=params["schedule"], K=K, alpha=alpha,
+                  eval_point=params["eval_point"])
+    return st.point(params["eval_point"])
 
 
 def run_aleg(problem, rng: np.random.Generator, monitor=None, *, gamma_w: float,
              gamma_q: float, schedule: str, K: int, alpha: float, eval_point: str = "output",
-             epochs: int | None = None) -> VRState:
+             epochs: int | None = None):
     """The epoch loop of Algorithm 1 on `problem` (any GDROProblem-like object, e.g. the
     shifted MERO problem (24) or a one-group view with m = 1); returns the final VRState.
 
@@ -81,6 +87,8 @@ def run_aleg(problem, rng: np.random.Generator, monitor=None, *, gamma_w: float,
     Without (monitor=None): runs exactly `epochs` epochs, no monitor calls (ALEM stage 1).
     The random draws (one (K, m) block of group rows per epoch) do not depend on the monitor.
     """
+    from drocli.ops.mirror_prox import VRState, group_rows
+
     m = problem.m
     st = VRState(problem)
     grps = np.ascontiguousarray(np.tile(np.arange(m, dtype=np.int64), (K, 1)))

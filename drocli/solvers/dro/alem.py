@@ -25,7 +25,9 @@ from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.mirror_prox import EVAL_POINTS, check_choice, effective_steps
 from drocli.problems.mero import group_view
-from drocli.solvers.dro.aleg import SCHEDULES, run_aleg
+from drocli.solvers.dro.aleg import run_aleg
+
+SCHEDULES = ("decay", "constant")
 
 STAGE1_K = ("n_i", "nbar")
 

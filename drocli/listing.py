@@ -1,0 +1,44 @@
+"""Discovery text generated from the registry: kind tables and per-entry parameter tables."""
+
+from __future__ import annotations
+
+import textwrap
+
+from drocli import registry
+
+
+def table(kind: str) -> str:
+    """`drocli list solvers`: name, family and one line per entry."""
+    ents = registry.entries(kind)
+    lines = [f"{registry.PLURAL[kind]}:"]
+    width = max((len(n) for n in ents), default=4)
+    fam_w = max((len(e.family or "") for e in ents.values()), default=0)
+    for name, e in ents.items():
+        fam = f"{e.family or '':<{fam_w}}  " if fam_w else ""
+        lines.append(f"  {name:<{width}}  {fam}{e.summary}")
+    return "\n".join(lines)
+
+
+def describe(kind: str, name: str) -> str:
+    """`drocli list solvers aleg`: the entry's summary, then every parameter with its type,
+    range, default and description; problems also list their metrics."""
+    e = registry.get(kind, name, key=f"list {registry.PLURAL[kind]}")
+    head = f"{kind} {name}" + (f" [{e.family}]" if e.family else "")
+    lines = [head, *textwrap.wrap(e.summary, 92, initial_indent="  ",
+                                  subsequent_indent="  ")]
+    rows = registry.param_rows(e.params)
+    if rows:
+        lines.append("parameters:")
+        w_name = max(len(r[0]) for r in rows)
+        w_type = min(max(len(r[1]) for r in rows), 34)
+        w_def = min(max(len(r[2]) for r in rows), 14)
+        for pname, ptype, default, desc in rows:
+            lead = f"  {pname:<{w_name}}  {ptype:<{w_type}}  {default:<{w_def}}  "
+            wrapped = textwrap.wrap(desc, max(30, 100 - len(lead))) or [""]
+            lines.append(lead + wrapped[0])
+            lines += [" " * len(lead) + w for w in wrapped[1:]]
+    else:
+        lines.append("parameters: none")
+    if e.metrics:
+        lines.append("metrics: " + ", ".join(e.metrics))
+    return "\n".join(lines)
