@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from drocli.ops.jit import njit
 
 LOGISTIC = 0
 SOFTMAX = 1
@@ -27,7 +28,7 @@ SOFTMAX = 1
 # ------------------------------------------------------------------------------------------
 # scalar / vector helpers
 # ------------------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@njit(cache=True)
 def dot_row(X, r, w):
     """sum_j X[r, j] * w[j] in float64 (4 independent accumulators, fixed order)."""
     d = w.shape[0]
@@ -48,7 +49,7 @@ def dot_row(X, r, w):
     return (s0 + s1) + (s2 + s3)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def sqnorm(v):
     """sum v^2 (4 accumulators, fixed order)."""
     n = v.shape[0]
@@ -69,7 +70,7 @@ def sqnorm(v):
     return (s0 + s1) + (s2 + s3)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def project_ball_flat(v, radius):
     """In place: v <- v * min(1, radius / ||v||) (no-op for radius <= 0)."""
     if radius <= 0.0:
@@ -81,7 +82,7 @@ def project_ball_flat(v, radius):
             v[j] *= sc
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def log_normalize_inplace(lq):
     """lq <- lq - logsumexp(lq) (max subtracted)."""
     m = lq.shape[0]
@@ -97,7 +98,7 @@ def log_normalize_inplace(lq):
         lq[i] -= lse
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def log_normalize_probs(lq, q):
     """lq <- lq - logsumexp(lq) and q[:m] <- exp(lq), with one exp per entry."""
     m = lq.shape[0]
@@ -117,7 +118,7 @@ def log_normalize_probs(lq, q):
         q[i] *= inv
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def scores_row(X, r, W, k, out):
     """out[c] = sum_j X[r, j] W[j*k + c]."""
     if k == 1:
@@ -133,7 +134,7 @@ def scores_row(X, r, W, k, out):
             out[c] += xj * W[base + c]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def axpy_row(X, r, coef, k, G):
     """G[j*k + c] += X[r, j] * coef[c]."""
     d = X.shape[1]
@@ -149,7 +150,7 @@ def axpy_row(X, r, coef, k, G):
             G[base + c] += xj * coef[c]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def loss_dscore(s, yv, loss_id, ds):
     """Loss value for scores s (k,) and label yv; writes dl/ds into ds (k,)."""
     if loss_id == LOGISTIC:
@@ -183,7 +184,7 @@ def loss_dscore(s, yv, loss_id, ds):
 # ------------------------------------------------------------------------------------------
 # SMD with group sampling (spec 000 §3.1)
 # ------------------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@njit(cache=True)
 def smd_chunk(X, y, loss_id, k, rows, hs, w, lq, gamma_w, gamma_q, radius,
               out_w, out_q, sums, counter, g, q, r, s, ds):
     """Run rows.shape[0] SMD rounds in place.
@@ -227,7 +228,7 @@ def smd_chunk(X, y, loss_id, k, rows, hs, w, lq, gamma_w, gamma_q, radius,
 # Variance-reduced mirror prox inner loop: ALEG (group sampling), MPVR (single sample),
 # AL-SVRE's inner solver (single sample + Catalyst prox term)
 # ------------------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@njit(cache=True)
 def vr_prox_chunk(X, y, loss_id, k, rows, grps, scale_g,
                   w, lq, wbar, Lbar, q_s, gw_half, gw_base, r_full, snap_loss, snap_ds,
                   a, gamma_w, gamma_q, radius, h, beta, lam, v,

@@ -53,10 +53,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from drocli.errors import DrocliError
+from drocli.ops.jit import njit
 
 UNIFORM, IMPORTANCE, OPTIMAL, OSMD, ADAOSMD = 0, 1, 2, 3, 4
 KINDS = {"uniform": UNIFORM, "importance": IMPORTANCE, "optimal": OPTIMAL, "osmd": OSMD,
@@ -87,7 +87,7 @@ SAMPLER_PARAMS = {
 # ------------------------------------------------------------------------------------------
 # sum-tree, heap and floored-set primitives (one expert = one row of the 2-D arrays)
 # ------------------------------------------------------------------------------------------
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def _tree_set(tree, size, i, val):
     node = size + i
     tree[node] = val
@@ -97,13 +97,13 @@ def _tree_set(tree, size, i, val):
         node >>= 1
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def _tree_build(tree, size):
     for node in range(size - 1, 0, -1):
         tree[node] = tree[2 * node] + tree[2 * node + 1]
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def _tree_find(tree, size, u):
     """Leaf index of the mass point u in [0, tree[1]) (never a zero leaf)."""
     node = 1
@@ -118,7 +118,7 @@ def _tree_find(tree, size, u):
     return node - size
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def _sift_up(heap, hpos, key, pos):
     i = heap[pos]
     k = key[i]
@@ -134,7 +134,7 @@ def _sift_up(heap, hpos, key, pos):
     hpos[i] = pos
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def _sift_down(heap, hpos, key, pos, size):
     i = heap[pos]
     k = key[i]
@@ -154,7 +154,7 @@ def _sift_down(heap, hpos, key, pos, size):
     hpos[i] = pos
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def expert_prob(ew, eC, ehpos, floor, h, i):
     """p_{h,i} of expert h."""
     if ehpos[h, i] < 0:
@@ -162,7 +162,7 @@ def expert_prob(ew, eC, ehpos, floor, h, i):
     return eC[h] * ew[h, i]
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def _sift_max(keys, order, pos, size):
     i = order[pos]
     k = keys[i]
@@ -179,7 +179,7 @@ def _sift_max(keys, order, pos, size):
     order[pos] = i
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def _argsort(keys, order):
     """order <- indices sorting keys ascending (in-place heapsort, no allocation)."""
     n = keys.shape[0]
@@ -194,7 +194,7 @@ def _argsort(keys, order):
         _sift_max(keys, order, 0, end)
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def _expert_rebuild(ss, h):
     """Exact projection p = max(alpha/n, c p~) of log p~ (given in the scratch ss[20], which
     it overwrites; Algorithm 5 by sorting, max subtracted) and a fresh tree / heap / floored
@@ -251,7 +251,7 @@ def _expert_rebuild(ss, h):
     ipar[I_REBUILDS] += 1
 
 
-@numba.njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _expert_step(ss, h, idx, gain, lw):
     """One mirror step of expert h: p~_i = p_i exp(gain_i) for the drawn i (gain = -eta u >= 0;
     entries with gain <= 0 are skipped), then the exact projection. lw: scratch (b,) for the
@@ -345,7 +345,7 @@ def _expert_step(ss, h, idx, gain, lw):
 # ------------------------------------------------------------------------------------------
 # the compiled interface used by the solver kernels
 # ------------------------------------------------------------------------------------------
-@numba.njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _expert_draw(ss, h, u):
     ipar, fpar = ss[0], ss[1]
     etree, ehsize, efl, enfl = ss[7], ss[10], ss[11], ss[13]
@@ -361,7 +361,7 @@ def _expert_draw(ss, h, u):
     return _tree_find(etree[h], ipar[I_SIZE], v)
 
 
-@numba.njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def sampler_draw(ss, u):
     """One index from the current p, from the uniforms u (UNIFORMS_PER_DRAW[kind] of them)."""
     ipar = ss[0]
@@ -401,7 +401,7 @@ def sampler_draw(ss, u):
     return _expert_draw(ss, h, u[1])
 
 
-@numba.njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def sampler_draw_batch(ss, U, idx, pk):
     """idx[k] ~ p i.i.d. from the uniform rows U[k]; pk[k] = p_{idx[k]} (the experts'
     p_{h,idx[k]} are kept in the scratch for the update)."""
@@ -431,7 +431,7 @@ def sampler_draw_batch(ss, U, idx, pk):
             pk[k] = tot
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def sampler_set_weights(ss):
     """Optimal sampler: p proportional to the raw weights the solver wrote into ss[2] (all n
     norms); uniform when they are all 0 or not finite (spec P4). Cumulative sums in ss[3]."""
@@ -454,7 +454,7 @@ def sampler_set_weights(ss):
         cum[i] = acc
 
 
-@numba.njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def sampler_update(ss, idx, ak, pk):
     """OSMD / AdaOSMD step after the draws idx with probabilities pk and feedback ak (a no-op
     for the fixed and oracle samplers). Algorithms 3-4 with the mini-batch constants of §2.4."""
@@ -503,7 +503,7 @@ def sampler_update(ss, idx, ak, pk):
             theta[h] = math.exp(ltheta[h])
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def _init_experts(ss):
     ipar = ss[0]
     n = ipar[I_N]

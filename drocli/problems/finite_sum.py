@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.ops.jit import njit
 from drocli.ops.kernels import dot_row
 from drocli.problems.counted import CountedOracles
 
@@ -46,7 +46,7 @@ NEWTON_TOL = 1e-12
 # ------------------------------------------------------------------------------------------
 # compiled per-sample math
 # ------------------------------------------------------------------------------------------
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def dphi(s, yv, obj):
     """d phi(s; y) / ds: s - y (least squares) or sigmoid(s) - y (logistic, y in {0, 1})."""
     if obj == LEAST_SQUARES:
@@ -57,7 +57,7 @@ def dphi(s, yv, obj):
     return e / (1.0 + e) - yv
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def full_pass(A, y, obj, mu, w, snap_s, snap_c, gw, counter):
     """Snapshot at w (counted: n): snap_s[i] = a_i.w, snap_c[i] = dphi(snap_s[i]; y_i) and
     gw = grad F(w) = (1/n) sum_i snap_c[i] a_i + mu w."""
@@ -77,7 +77,7 @@ def full_pass(A, y, obj, mu, w, snap_s, snap_c, gw, counter):
     counter[0] += n
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def diff_sqnorm(x, w):
     """||x - w||^2."""
     s = 0.0
@@ -87,7 +87,7 @@ def diff_sqnorm(x, w):
     return s
 
 
-@numba.njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def vr_estimate(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, idx, pk, ak, g):
     """The estimator of spec 002 §2.0 at x with control variate w (not counted here):
 
@@ -122,7 +122,7 @@ def vr_estimate(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, idx, pk, ak, g)
         ak[k] = a if a > 0.0 else 0.0
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def delta_norms(A, y, obj, mu, row_sq, x, w, snap_s, snap_c, out):
     """out[i] = ||grad f_i(x) - grad f_i(w)|| for every i (oracle Optimal sampler, spec 002
     §2.4 and P13; NOT counted)."""

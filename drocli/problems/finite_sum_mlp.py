@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.ops.jit import njit
 from drocli.problems.counted import CountedOracles
 
 KEY = "problem.params"
@@ -52,7 +52,7 @@ LOSS_FLOOR = 1e-300
 # ------------------------------------------------------------------------------------------
 # compiled per-sample math (no allocation)
 # ------------------------------------------------------------------------------------------
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def dot_off(A, i, x, off):
     """sum_l A[i, l] x[off + l] (4 accumulators, fixed order)."""
     d = A.shape[1]
@@ -73,7 +73,7 @@ def dot_off(A, i, x, off):
     return (s0 + s1) + (s2 + s3)
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def mlp_forward(A, i, x, H, z):
     """Pre-activations z = W1 a_i + c1 (written into z[:H]) and the output y_hat(a_i)."""
     d = A.shape[1]
@@ -88,7 +88,7 @@ def mlp_forward(A, i, x, H, z):
     return out
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def mlp_sample_grad(A, y, H, x, i, z, out):
     """out = grad f_i(x) (D,); returns f_i(x). z: scratch (H,). Not counted."""
     d = A.shape[1]
@@ -107,7 +107,7 @@ def mlp_sample_grad(A, y, H, x, i, z, out):
     return 0.5 * r * r
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def _delta_parts(A, y, H, row_sq, x, w, snap_z, snap_r, i, z):
     """For sample i: writes z[:H] = z_i(x), z[H:2H] = delta_x - delta_w (the c1 block of
     Delta_i; the W1 block is its outer product with a_i) and z[2H:3H] = r_x h_x - r_w h_w
@@ -137,7 +137,7 @@ def _delta_parts(A, y, H, row_sq, x, w, snap_z, snap_r, i, z):
     return eps, a
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def mlp_vr_estimate(A, y, H, row_sq, x, w, gw, snap_z, snap_r, idx, pk, ak, z, g):
     """The estimator of spec 002 §2.0 for the network (not counted here):
 
@@ -167,7 +167,7 @@ def mlp_vr_estimate(A, y, H, row_sq, x, w, gw, snap_z, snap_r, idx, pk, ak, z, g
         g[ow2 + H] += coef * eps
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def mlp_delta_norms(A, y, H, row_sq, x, w, snap_z, snap_r, z, out):
     """out[i] = ||grad f_i(x) - grad f_i(w)|| for every i (oracle Optimal sampler; NOT
     counted)."""

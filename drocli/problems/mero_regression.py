@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from scipy.optimize import minimize
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.ops.jit import njit
 from drocli.problems.counted import CountedOracles
 
 LOSSES = ("squared", "absolute")
@@ -55,7 +55,7 @@ def project(v: np.ndarray, radius: float) -> np.ndarray:
     return v * (radius / nrm) if nrm > radius else np.array(v, dtype=np.float64)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _abs_inner_min(W, sigma, rstar, q, radius, w0, iters):
     """min_{||w|| <= R} sum_i q_i [c sqrt(||w - w*_i||^2 + s_i^2) - R_i^*] by FISTA with
     step 1/L, L = c sum_i q_i / s_i; returns the best value seen (w0 included)."""

@@ -21,12 +21,12 @@ q-block is trivial); the monitor is first called after stage 1 (spec pitfall 13)
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops import kernels
+from drocli.ops.jit import njit
 from drocli.ops.kernels import (
     axpy_row,
     log_normalize_probs,
@@ -43,7 +43,7 @@ SHIFTS = ("sample", "full")
 BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of checkpoints)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def tsa_chunk(X, y, loss_id, k, rows, w, lq, wbars, shift, use_sample, gamma_w, gamma_q,
               radius, out_w, out_q, sums, counter, g, q, r, s, ds):
     """Run rows.shape[0] TSA stage-2 rounds in place (spec 000 §3.5).

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from drocli import registry
 from drocli.errors import DrocliError
+from drocli.ops.jit import njit
 from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
 from drocli.problems.finite_sum import delta_norms, full_pass, vr_estimate
 from drocli.solvers.finite_sum import (
@@ -85,7 +85,7 @@ def theorem3(problem, params: dict, batch: int) -> dict:
     return {"L": L, "mu": mu, "kappa": kappa, "theta1": theta1, "theta2": theta2, "eta": eta}
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def lkatyusha_chunk(A, y, obj, mu, row_sq, x, z, v, w, gw, snap_s, snap_c, U, coins, rho,
                     theta1, theta2, eta, kappa, L, ss, optimal, idx, pk, ak, g, counter):
     """U.shape[0] iterations of Algorithm 2 in place (x is the query-point buffer)."""

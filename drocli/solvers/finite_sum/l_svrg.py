@@ -24,10 +24,10 @@ snapshot are recomputed vectorised in numpy (counted n) before the chunk resumes
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from drocli import registry
+from drocli.ops.jit import njit
 from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
 from drocli.problems.finite_sum import delta_norms, full_pass, vr_estimate
 from drocli.problems.finite_sum_mlp import mlp_delta_norms, mlp_vr_estimate
@@ -42,7 +42,7 @@ from drocli.solvers.finite_sum import (
 )
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def lsvrg_chunk(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, U, coins, rho, step,
                 ss, optimal, idx, pk, ak, g, counter):
     """U.shape[0] iterations of Algorithm 1 in place (x, w, gw, snapshot, sampler state)."""
@@ -64,7 +64,7 @@ def lsvrg_chunk(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, U, coins, rho, 
         sampler_update(ss, idx, ak, pk)
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def lsvrg_mlp_chunk(A, y, H, row_sq, x, w, gw, snap_z, snap_r, U, coins, rho, step, ss,
                     optimal, idx, pk, ak, zbuf, g, counter):
     """Iterations of Algorithm 1 on the two-layer network, in place, until U is used up or

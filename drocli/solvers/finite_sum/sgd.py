@@ -15,10 +15,10 @@ max_i ||grad f_i(x0)|| with one counted full pass.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from drocli import registry
+from drocli.ops.jit import njit
 from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
 from drocli.problems.finite_sum import delta_norms, vr_estimate
 from drocli.solvers.finite_sum import (
@@ -32,7 +32,7 @@ from drocli.solvers.finite_sum import (
 )
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)
 def sgd_chunk(A, y, obj, mu, row_sq, x, zero_d, zero_n, U, step, ss, optimal, idx, pk, ak, g,
               counter):
     """U.shape[0] SGD steps in place: the estimator of `vr_estimate` with a zero control

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops import zo_estimators as zo
+from drocli.ops.jit import njit
 from drocli.ops.kernels import log_normalize_probs
 
 SMOOTHNESS = ("auto", "smooth", "nonsmooth")
@@ -39,12 +39,12 @@ BLOCK = 64      # rounds of samples and directions drawn per rng call (checkpoin
 MODE_SMOOTH, MODE_NONSMOOTH, MODE_FO = 0, 1, 2
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _loss(res, loss_id):
     return res * res if loss_id == 0 else abs(res)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _dloss(res, loss_id):
     """d l / d res (a subgradient for the absolute loss: sign(res), 0 at 0)."""
     if loss_id == 0:
@@ -56,7 +56,7 @@ def _dloss(res, loss_id):
     return 0.0
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _estimate(w, X, Y, U, V, mu1, mu2, mode, loss_id, out, fw):
     """Gradient estimate at w from the r samples X (r, d), Y (r,) into out (d,);
     fw (r,) receives l(w; z_j) when it is computed (smooth ZO, FO), else NaN.
@@ -103,7 +103,7 @@ def _estimate(w, X, Y, U, V, mu1, mu2, mode, loss_id, out, fw):
     return calls
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _project(v, radius):
     s = 0.0
     for k in range(v.shape[0]):
@@ -115,7 +115,7 @@ def _project(v, radius):
             v[k] *= f
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def zo_smd_chunk(X, Y, Uc, Vc, Us, Vs, t0, n, mode, gdro, loss_id, eta_i, eta_w, eta_q,
                  mu1, mu2, radius, Wc, w, lq, PC, HC, PW, HW, PQ, HQ, counter):
     """Rounds t0+1 .. t0+n (chunk rows 0..n-1); see the module docstring for the steps."""
