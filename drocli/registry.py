@@ -82,11 +82,15 @@ class Params(BaseModel):
 
 
 def _same(a, b) -> bool:
-    return type(a) is not bool and type(b) is not bool and isinstance(a, (int, float)) \
-        and isinstance(b, (int, float)) and a == b
+    """a is the legacy sentinel b (0 == 0.0, "" == ""; a bool is never a sentinel)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return False
+    if isinstance(b, str):
+        return isinstance(a, str) and a == b
+    return isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b
 
 
-def auto(description: str, legacy: float | int = 0, **constraints) -> Any:
+def auto(description: str, legacy: float | int | str = 0, **constraints) -> Any:
     """A field that is computed when left out (default None). `legacy` is the magic value older
     specs used for "automatic"; it is still read as None and keeps cell ids stable."""
     return Field(None, description=description, json_schema_extra={"auto": legacy},
