@@ -139,8 +139,9 @@ def plot(results_dir, out, fmt):
               help="Absolute tolerance on final values against --reference.")
 def check(results_dir, reference, rtol, atol):
     """Check the paper's claims (and a reference run) on RESULTS_DIR; exit 1 if any fails."""
-    from drocli.claims import compare_reference, evaluate_claims, format_result
+    from drocli.claims import evaluate_claims, format_result
     from drocli.records import read_records
+    from drocli.reference import compare_reference
 
     spec = _saved_spec(results_dir)
     df = read_records(results_dir)

@@ -15,10 +15,7 @@ import os
 import re
 import textwrap
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import matplotlib
 
@@ -31,11 +28,12 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator  # noqa: E402,E501
 
-from drocli import __version__  # noqa: E402
+from drocli import __version__, registry  # noqa: E402
 from drocli.aggregate import aggregate, apply_filter, metric_as_x  # noqa: E402
 from drocli.errors import DrocliError, did_you_mean  # noqa: E402
+from drocli.plots import validate_figure  # noqa: E402
+from drocli.plots.curves import FigureSpec, PanelSpec  # noqa: E402
 
 FORMATS = ("png", "pdf", "svg")
 # Okabe-Ito (color-blind safe, minus the yellow that vanishes on white), then tab10 extras.
@@ -54,128 +52,9 @@ TITLE_FS, LEGEND_FS, CAPTION_FS = 11.0, 9.0, 7.5
 HEAD_ZOOM_FRACTION = 0.02   # y-limits may ignore the first 2% of the x-range ...
 SQUASH_RATIO = 2.0          # ... when including it would more than double the y-range
 
-Scalar = str | int | float | bool
-FilterSpec = dict[str, Scalar | list[Scalar]]
 
 
-class PanelSpec(BaseModel):
-    """One subplot: a metric against the figure's x."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    metric: str
-    title: str | None = None
-    x: str | None = None               # default: the figure's x (e.g. time_s under oracle_calls)
-    xlabel: str | None = None          # default: the figure's xlabel when x is the figure's
-    ylabel: str | None = None          # default: the metric name
-    ylim: tuple[float | None, float | None] | None = None   # default: zoom to the data
-    xlim: tuple[float | None, float | None] | None = None
-    logy: bool | None = None           # default: the figure's logy
-    filter: FilterSpec = Field(default_factory=dict)   # merged over the figure's filter
-    reference_slope: float | None = None   # dashed c * x^slope guide (e.g. -0.5: O(1/sqrt t))
-
-    @model_validator(mode="after")
-    def _limits(self):
-        for name in ("ylim", "xlim"):
-            lim = getattr(self, name)
-            if lim and None not in lim and not lim[0] < lim[1]:
-                raise ValueError(f"{name} must be [low, high] with low < high, got {list(lim)}")
-        return self
-
-
-class FigureSpec(BaseModel):
-    """A figure: panels laid out in a grid, sharing x, band, legend and caption."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: Literal["curves"] = "curves"
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")   # file stem
-    title: str | None = None
-    caption: str | None = None
-    layout: tuple[PositiveInt, PositiveInt] | None = None       # rows, cols
-    x: str = "oracle_calls"
-    xlabel: str | None = None
-    band: Literal["std", "quantile", "none"] = "std"
-    logx: bool = False
-    logy: bool = False
-    legend: list[str] | None = None     # order and selection of labels
-    colors: dict[str, str] = Field(default_factory=dict)   # label -> color (paper's colors)
-    panels: list[PanelSpec] = Field(min_length=1)
-    filter: FilterSpec = Field(default_factory=dict)
-    sharey: bool = False
-    panel_size: tuple[PositiveFloat, PositiveFloat] = (3.6, 2.7)   # inches per panel
-
-    @model_validator(mode="after")
-    def _check(self):
-        if self.layout is not None and self.layout[0] * self.layout[1] < len(self.panels):
-            raise ValueError(f"layout {list(self.layout)} has room for "
-                             f"{self.layout[0] * self.layout[1]} panels, "
-                             f"but {len(self.panels)} are given")
-        if self.legend is not None and len(set(self.legend)) != len(self.legend):
-            raise ValueError(f"legend lists a label twice: {self.legend}")
-        return self
-
-    @property
-    def grid_shape(self) -> tuple[int, int]:
-        return tuple(self.layout) if self.layout else (1, len(self.panels))
-
-    def x_of(self, panel: PanelSpec) -> str:
-        return panel.x or self.x
-
-    def xlabel_of(self, panel: PanelSpec) -> str:
-        if panel.xlabel is not None:
-            return panel.xlabel
-        if panel.x is None and self.xlabel is not None:
-            return self.xlabel
-        x = self.x_of(panel)
-        return DEFAULT_XLABELS.get(x, x)
-
-
-# --- figure kinds -------------------------------------------------------------------------
-# `kind: curves` (default) is drawn here; other kinds (objective space, scatter, box plots,
-# tables) live in drocli/plots/, one module each, registered with `figure_kind`. A kind's
-# model has `name`, `title`, `caption`; its render function writes files and returns paths.
-
-@dataclass(frozen=True)
-class FigureKind:
-    model: type
-    render: Callable   # (records, spec, out_dir, formats, dpi, experiment_title, context)
-
-
-FIGURE_KINDS: dict[str, FigureKind] = {}
-
-
-def figure_kind(name: str, model: type):
-    """Decorator: register `render(...) -> list[Path]` for figures with `kind: <name>`."""
-    def deco(render):
-        FIGURE_KINDS[name] = FigureKind(model, render)
-        return render
-    return deco
-
-
-def _load_kinds() -> None:
-    import importlib
-    import pkgutil
-
-    import drocli.plots as plots
-
-    for mod in pkgutil.iter_modules(plots.__path__):
-        importlib.import_module(f"drocli.plots.{mod.name}")
-
-
-def validate_figure(raw) -> BaseModel:
-    """The figure model of a spec entry, chosen by its `kind` (default: curves)."""
-    if isinstance(raw, BaseModel):
-        return raw
-    _load_kinds()
-    kind = raw.get("kind", "curves") if isinstance(raw, dict) else "curves"
-    if kind == "curves":
-        return FigureSpec.model_validate(raw)
-    if kind not in FIGURE_KINDS:
-        raise ValueError(f"unknown figure kind {kind!r}; "
-                         f"{did_you_mean(str(kind), ['curves', *FIGURE_KINDS])}")
-    return FIGURE_KINDS[kind].model.model_validate(raw)
-
+# --- saving -------------------------------------------------------------------------------
 
 def save_figure(fig: Figure, out_dir: Path, name: str, formats: list[str], dpi: int,
                 title: str) -> list[Path]:
@@ -210,13 +89,9 @@ def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
     paths = []
     with matplotlib.rc_context(RC):
         for spec in figures:
-            if spec.kind != "curves":
-                paths += FIGURE_KINDS[spec.kind].render(records, spec, out_dir, formats, dpi,
-                                                        experiment_title, context or {})
-                continue
-            fig = make_figure(records, spec, experiment_title=experiment_title)
-            title = " - ".join(t for t in (experiment_title, spec.title) if t) or spec.name
-            paths += save_figure(fig, out_dir, spec.name, formats, dpi, title)
+            render = registry.get("figure", spec.kind).func
+            paths += render(records, spec, out_dir, formats, dpi, experiment_title,
+                            context or {})
     return paths
 
 

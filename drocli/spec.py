@@ -120,20 +120,6 @@ class Spec(_Strict):
             return list(range(int(a), int(b) + 1))
         return v
 
-    @field_validator("figures")
-    @classmethod
-    def _figures(cls, v):
-        from drocli.plotting import validate_figure
-
-        return [validate_figure(f) for f in v]
-
-    @field_validator("claims")
-    @classmethod
-    def _claims(cls, v):
-        from drocli.claims import ClaimSpec
-
-        return [ClaimSpec.model_validate(c) if isinstance(c, dict) else c for c in v]
-
     def labels(self) -> list[str]:
         return [s.display for s in self.solvers]
 
@@ -246,18 +232,14 @@ def _raise_validation(e: ValidationError, file: str, raw: dict) -> None:
 
 def _fields_at(parts, parent) -> list[str]:
     """Known field names of the model at a location (for did-you-mean on typos)."""
-    from drocli.claims import ClaimSpec
-    from drocli.plotting import FigureSpec
-
     model: Any = Spec
     for p in parts:
         if isinstance(p, int):
             continue
-        ann = model.model_fields.get(p)
-        if ann is None:
+        if p not in model.model_fields:
             return []
         sub = {"data": DataSpec, "problem": ProblemSpec, "solvers": SolverSpec,
-               "budget": BudgetSpec, "figures": FigureSpec, "claims": ClaimSpec}.get(p)
+               "budget": BudgetSpec}.get(p)
         if sub is None:
             return []
         model = sub
@@ -313,6 +295,7 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=()) -
         spec = Spec.model_validate(raw)
     except ValidationError as e:
         _raise_validation(e, file, raw)
+    validate_outputs(spec, file)
     check_names(spec, file)
     for name, case in spec.case_specs(file):
         if name is not None:
@@ -332,6 +315,23 @@ def _check_block(kind: str, name: str, params: dict, grid: dict, *, file: str, k
                 raise DrocliError(e.detail, file=file, key=f"{key}.grid.{k}[{j}]",
                                   fix=e.fix) from None
     return entry
+
+
+def validate_outputs(spec: Spec, file: str) -> None:
+    """Figures and claims as their kinds' models (tagged unions on `kind`), in place."""
+    from drocli.claims import validate_claim
+    from drocli.plots import validate_figure
+
+    spec.figures = [validate_figure(f, file=file, key=f"figures[{i}]")
+                    for i, f in enumerate(spec.figures)]
+    spec.claims = [validate_claim(c, file=file, key=f"claims[{i}]")
+                   for i, c in enumerate(spec.claims)]
+    for what, items in (("figure names", [f.name for f in spec.figures]),
+                        ("claim ids", [c.id for c in spec.claims])):
+        dup = sorted({n for n in items if items.count(n) > 1})
+        if dup:
+            raise DrocliError(f"{what} must be unique, repeated: {', '.join(dup)}", file=file,
+                              key=what.split()[0] + "s", fix="rename one of them")
 
 
 def check_names(spec: Spec, file: str) -> None:

@@ -9,9 +9,15 @@ import pandas as pd
 import pytest
 
 from drocli.aggregate import aggregate, interpolate
-from drocli.claims import ClaimSpec, compare_reference, evaluate_claims, format_result
+from drocli.claims import evaluate_claims, format_result, validate_claim
 from drocli.errors import DrocliError
 from drocli.plotting import FigureSpec, plot_figures
+from drocli.reference import compare_reference
+
+
+def claim_of(**fields):
+    """A claim model from keyword fields (the spec's mapping)."""
+    return validate_claim(fields)
 
 
 def records(curves: dict, metric="m", time_per_x=1e-6) -> pd.DataFrame:
@@ -64,12 +70,12 @@ def test_final_below_per_seed_and_means():
                         2: expcurve(1, 0.05, 0.2)}})
     base = dict(text="t", kind="final_below", metric="m", solver="A")
     res = evaluate_claims(df, [
-        ClaimSpec(id="ab", others=["B"], per_seed=True, **base),
-        ClaimSpec(id="ac_seed", others=["C"], per_seed=True, **base),
-        ClaimSpec(id="ac_mean", others=["C"], per_seed=False, **base),
-        ClaimSpec(id="ab_margin", others=["B"], margin=0.05, **base),
-        ClaimSpec(id="nr", others=["C"], per_seed=True, reproduced=False, **base),
-        ClaimSpec(id="prof", others=["B"], profiles=["paper"], **base),
+        claim_of(id="ab", others=["B"], per_seed=True, **base),
+        claim_of(id="ac_seed", others=["C"], per_seed=True, **base),
+        claim_of(id="ac_mean", others=["C"], per_seed=False, **base),
+        claim_of(id="ab_margin", others=["B"], margin=0.05, **base),
+        claim_of(id="nr", others=["C"], per_seed=True, reproduced=False, **base),
+        claim_of(id="prof", others=["B"], profiles=["paper"], **base),
     ], profile="smoke")
     status = {r.id: r.status for r in res}
     assert status == {"ab": "holds", "ac_seed": "fails", "ac_mean": "holds",
@@ -83,8 +89,8 @@ def test_reach_first_level_and_never_reaching():
     df = records({"A": {0: expcurve(1, 0.1, 0, xs)}, "B": {0: expcurve(1, 0.05, 0, xs)},
                   "C": {0: expcurve(0.4, 0.05, 0.6, xs)}})
     base = dict(text="t", kind="reach_first", metric="m", level=0.5)
-    r = evaluate_claims(df, [ClaimSpec(id="a", solver="A", others=["B", "C"], **base),
-                             ClaimSpec(id="b", solver="B", others=["A"], **base)], "paper")
+    r = evaluate_claims(df, [claim_of(id="a", solver="A", others=["B", "C"], **base),
+                             claim_of(id="b", solver="B", others=["A"], **base)], "paper")
     assert [x.status for x in r] == ["holds", "fails"]
     assert r[0].values["A"] == pytest.approx(math.log(2) / 0.1, abs=0.1)
     assert r[0].values["B"] == pytest.approx(math.log(2) / 0.05, abs=0.1)
@@ -96,14 +102,14 @@ def test_smoother_and_wall_time():
     x, y = expcurve(1, 0.05, 0.1)
     noisy = y + 0.05 * rng.standard_normal(len(y))
     df = records({"S": {0: (x, y)}, "N": {0: (x, noisy)}})
-    r = evaluate_claims(df, [ClaimSpec(id="s", text="t", kind="smoother", metric="m",
+    r = evaluate_claims(df, [claim_of(id="s", text="t", kind="smoother", metric="m",
                                        solver="S", others=["N"])], "paper")
     assert r[0].status == "holds"
     fast = records({"F": {0: (x, y)}}, time_per_x=1e-3)
     slow = records({"W": {0: (x, y)}}, time_per_x=3e-3)
     r = evaluate_claims(pd.concat([fast, slow]), [
-        ClaimSpec(id="w", text="t", kind="wall_time_below", solver="F", others=["W"]),
-        ClaimSpec(id="w2", text="t", kind="wall_time_below", solver="F", others=["W"],
+        claim_of(id="w", text="t", kind="wall_time_below", solver="F", others=["W"]),
+        claim_of(id="w2", text="t", kind="wall_time_below", solver="F", others=["W"],
                   factor=0.2)], "paper")
     assert [x.status for x in r] == ["holds", "fails"]
 
@@ -114,13 +120,13 @@ def test_diverged_seed_loses_and_missing_label_skips():
     bad[5:] = np.nan
     df = records({"A": {0: (x, y)}, "B": {0: (x, bad)}})
     r = evaluate_claims(df, [
-        ClaimSpec(id="a", text="t", kind="final_below", metric="m", solver="A", others=["B"]),
-        ClaimSpec(id="b", text="t", kind="final_below", metric="m", solver="B", others=["A"]),
-        ClaimSpec(id="z", text="t", kind="final_below", metric="m", solver="A", others=["Z"]),
+        claim_of(id="a", text="t", kind="final_below", metric="m", solver="A", others=["B"]),
+        claim_of(id="b", text="t", kind="final_below", metric="m", solver="B", others=["A"]),
+        claim_of(id="z", text="t", kind="final_below", metric="m", solver="A", others=["Z"]),
     ], "paper")
     assert [x.status for x in r] == ["holds", "fails", "skipped"]
     with pytest.raises(DrocliError):
-        evaluate_claims(df, [ClaimSpec(id="q", text="t", kind="final_below", metric="nope",
+        evaluate_claims(df, [claim_of(id="q", text="t", kind="final_below", metric="nope",
                                        solver="A", others=["B"])], "paper")
 
 

@@ -5,18 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from pydantic import ValidationError
 
-from drocli.claims import (
-    CLAIM_KINDS,
-    ClaimResult,
-    ClaimSpec,
-    claim_kind,
-    compare_reference,
-    evaluate_claims,
-    format_result,
-)
+from drocli import registry
+from drocli.claims import ClaimBase, ClaimResult, evaluate_claims, format_result, validate_claim
 from drocli.errors import DrocliError
+from drocli.reference import compare_reference
 
 X0 = np.linspace(0, 100, 11)                              # seed 0 grid
 X1 = np.array([0, 7, 19, 26, 38, 44, 57, 63, 78, 89, 100.0])   # seed 1: another grid
@@ -45,7 +38,7 @@ def claim(**kw):
     base = dict(id="c1", text="ALEG ends lowest", kind="final_below", metric="m",
                 solver="ALEG", others=["SMD", "MPVR"])
     base.update(kw)
-    return ClaimSpec.model_validate(base)
+    return validate_claim(base)
 
 
 def one(rec, profile="paper", **kw):
@@ -234,28 +227,33 @@ def test_filter_selects_dataset():
 
 
 def test_spec_validation():
-    with pytest.raises(ValidationError, match="final_below"):
+    with pytest.raises(DrocliError, match="final_below"):
         claim(kind="final_belo")
-    with pytest.raises(ValidationError, match="level"):
+    with pytest.raises(DrocliError, match="level"):
         claim(level=0.5)                                  # not a final_below field
-    with pytest.raises(ValidationError, match="exactly one"):
+    with pytest.raises(DrocliError, match="exactly one"):
         claim(kind="reach_first")
-    with pytest.raises(ValidationError, match="exactly one"):
+    with pytest.raises(DrocliError, match="exactly one"):
         claim(kind="reach_first", level=0.5, level_fraction=0.5)
-    with pytest.raises(ValidationError):
+    with pytest.raises(DrocliError):
         claim(margn=0.1)
-    with pytest.raises(ValidationError, match="also listed"):
+    with pytest.raises(DrocliError, match="also listed"):
         claim(others=["ALEG"])
-    with pytest.raises(ValidationError, match="metric"):
+    with pytest.raises(DrocliError, match="metric"):
         claim(metric=None)
-    with pytest.raises(ValidationError):
+    with pytest.raises(DrocliError):
         claim(kind="reach_first", level_fraction=1.5)
     with pytest.raises(DrocliError, match="unique"):
         evaluate_claims(ORDERED, [claim(), claim()], "paper")
 
 
 def test_registry_accepts_new_kinds():
-    @claim_kind("always", fields=())
+    from typing import Literal
+
+    class Always(ClaimBase):
+        kind: Literal["always"]
+
+    @registry.claim("always", params=Always)
     def always(c, data):
         """Always holds."""
         return True, "ok", {}
@@ -263,7 +261,7 @@ def test_registry_accepts_new_kinds():
     try:
         assert one(ORDERED, kind="always").status == "holds"
     finally:
-        del CLAIM_KINDS["always"]
+        del registry._REGISTRY["claim"]["always"]
 
 
 def test_format_result():

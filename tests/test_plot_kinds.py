@@ -87,5 +87,5 @@ def test_box_renders_and_rejects_unknown_metric(tmp_path):
 
 
 def test_unknown_kind_is_a_spec_error():
-    with pytest.raises(ValueError, match="unknown figure kind 'scater'"):
+    with pytest.raises(DrocliError, match="unknown figure 'scater'"):
         validate_figure({"kind": "scater", "name": "x"})

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from drocli.cells import expand
-from drocli.claims import ClaimSpec, evaluate_claims
+from drocli.claims import evaluate_claims, validate_claim
 from drocli.errors import DrocliError
 from drocli.spec import Spec, load_spec
 
@@ -63,8 +63,8 @@ def test_pooled_threshold_and_comparison():
 
 
 def test_others_required_without_value():
-    with pytest.raises(ValueError, match="others"):
-        ClaimSpec.model_validate({"id": "x", "text": "", "kind": "final_below",
+    with pytest.raises(DrocliError, match="others"):
+        validate_claim({"id": "x", "text": "", "kind": "final_below",
                                   "metric": "m", "solver": "A"})
 
 

@@ -9,9 +9,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 
+from drocli import registry
 from drocli.plots.finals import final_frame, ordered_labels
-from drocli.plots.frame import Frame
-from drocli.plotting import PALETTE, figure_kind, save_figure
 
 
 class BoxPanel(BaseModel):
@@ -38,9 +37,12 @@ class BoxSpec(BaseModel):
     filter: dict = Field(default_factory=dict)
 
 
-@figure_kind("box", BoxSpec)
+@registry.figure("box", params=BoxSpec)
 def render(records, spec: BoxSpec, out_dir: Path, formats, dpi, experiment_title,
            context) -> list[Path]:
+    from drocli.plots.frame import Frame
+    from drocli.plotting import PALETTE, save_figure
+
     n_rows, n_cols = spec.layout or (1, len(spec.panels))
     frame = Frame(n_rows, n_cols, spec.panel_size, spec.title or experiment_title,
                   spec.caption)

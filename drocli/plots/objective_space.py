@@ -27,30 +27,19 @@ import math
 import re
 import warnings
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
 
 from drocli import registry
 from drocli.aggregate import apply_filter
 from drocli.errors import DrocliError, did_you_mean
-from drocli.plotting import (
-    CAPTION_FS,
-    LEGEND_FS,
-    PALETTE,
-    TITLE_FS,
-    _legend_grid,
-    _wrap,
-    figure_kind,
-    save_figure,
-)
 from drocli.records import param_column
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # Spec 003 §3.1.5 (official plotting code): one colour per method.
 DEFAULT_COLORS = {"LS": "red", "TCH": "black", "OMDgd-TCH": "blue", "AdaOMDgd-TCH": "cyan",
@@ -279,6 +268,8 @@ def _sorted(df: pd.DataFrame) -> pd.DataFrame:
 # --- drawing ------------------------------------------------------------------------------
 
 def _colors(fig: ObjectiveSpaceFigure) -> dict[str, str]:
+    from drocli.plotting import PALETTE
+
     out, k = {}, 0
     for lab in fig.rows:
         if lab in fig.colors:
@@ -332,10 +323,12 @@ def _letter(k: int) -> str:
     return s
 
 
-@figure_kind("objective_space", ObjectiveSpaceFigure)
+@registry.figure("objective_space", params=ObjectiveSpaceFigure)
 def render(records: pd.DataFrame, fig_spec: ObjectiveSpaceFigure, out_dir: Path, formats: list,
            dpi: int, experiment_title: str | None, context: dict) -> list[Path]:
     """Draw the panels (see the module docstring) and save `<name>.<fmt>`."""
+    from drocli.plotting import save_figure
+
     fig = make_objective_space(records, fig_spec, experiment_title, context)
     title = " - ".join(t for t in (experiment_title, fig_spec.title) if t) or fig_spec.name
     return save_figure(fig, out_dir, fig_spec.name, formats, dpi, title)
@@ -344,6 +337,7 @@ def render(records: pd.DataFrame, fig_spec: ObjectiveSpaceFigure, out_dir: Path,
 def make_objective_space(records: pd.DataFrame, spec: ObjectiveSpaceFigure,
                          experiment_title: str | None = None, context: dict | None = None
                          ) -> Figure:
+
     import matplotlib
 
     from drocli.plotting import RC
@@ -354,6 +348,13 @@ def make_objective_space(records: pd.DataFrame, spec: ObjectiveSpaceFigure,
 
 def _make(records: pd.DataFrame, spec: ObjectiveSpaceFigure, experiment_title: str | None,
           context: dict) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    from drocli.plotting import CAPTION_FS, LEGEND_FS, TITLE_FS, _legend_grid, _wrap
+
     table = final_table(records, spec)
     missing = [lab for lab in spec.rows if lab not in set(table["label"])]
     if missing:

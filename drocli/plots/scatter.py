@@ -8,12 +8,10 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from matplotlib.lines import Line2D
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 
+from drocli import registry
 from drocli.plots.finals import final_frame, ordered_labels
-from drocli.plots.frame import Frame
-from drocli.plotting import PALETTE, figure_kind, save_figure
 
 STATS = {"mean": lambda v: float(np.mean(v)),
          "rms": lambda v: float(np.sqrt(np.mean(np.square(v))))}
@@ -63,9 +61,14 @@ def points(records, spec: ScatterSpec, panel: ScatterPanel) -> dict[str, tuple[f
     return out
 
 
-@figure_kind("scatter", ScatterSpec)
+@registry.figure("scatter", params=ScatterSpec)
 def render(records, spec: ScatterSpec, out_dir: Path, formats, dpi, experiment_title,
            context) -> list[Path]:
+    from matplotlib.lines import Line2D
+
+    from drocli.plots.frame import Frame
+    from drocli.plotting import PALETTE, save_figure
+
     per_panel = [points(records, spec, p) for p in spec.panels]
     labels = list(dict.fromkeys(lab for pts in per_panel for lab in pts))
     if spec.labels:

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from drocli import registry
 from drocli.errors import DrocliError, did_you_mean
 from drocli.plots.finals import final_frame, ordered_labels
-from drocli.plotting import figure_kind
 from drocli.records import atomic_write_text
 
 
@@ -89,7 +89,7 @@ def markdown(stats: pd.DataFrame, spec: TableSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-@figure_kind("table", TableSpec)
+@registry.figure("table", params=TableSpec)
 def render(records, spec: TableSpec, out_dir: Path, formats, dpi, experiment_title,
            context) -> list[Path]:
     """Write <name>.csv and <name>.md (figure formats do not apply to tables)."""

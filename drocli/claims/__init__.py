@@ -1,0 +1,192 @@
+"""Paper claims as data, judged on records.
+
+A claim (`claims:` in the spec) names a kind, a metric, the claimed-better label (`solver`)
+and the labels it beats (`others`). Each kind is one plug-in module in this package: its
+model (the common fields of `ClaimBase` plus its own, tagged by `kind`) and a pure function
+`judge(claim, data) -> (holds, detail, values)` over the records, registered with
+`@registry.claim(kind, params=Model)`. Conventions shared by every kind:
+
+- "better" means lower (`direction: below`, the default) or higher (`direction: above`);
+- a NaN/inf (diverged) value is the worst possible one, so a diverged solver never wins
+  and a diverged other always loses; seed means propagate NaN;
+- `per_seed: true` compares seed by seed on the seeds every label has (all must hold);
+  `false` compares seed means. Default: the kind's (true for `final_below`);
+- curve kinds use the seed curves interpolated on their common grid (`drocli.aggregate`).
+
+Statuses: holds, fails, not_reproduced (claim marked `reproduced: false` that indeed does
+not hold; `reproduced: [paper]` marks it reproduced on the listed profiles only),
+unexpectedly_holds (marked not reproduced but holds; reported, never a failure), skipped
+(profile not listed, labels or rows missing).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import Field, ValidationError, model_validator
+
+from drocli import registry
+from drocli.errors import DrocliError
+from drocli.registry import Params
+
+STATUSES = ("holds", "fails", "not_reproduced", "unexpectedly_holds", "skipped")
+Scalar = str | int | float | bool
+
+
+class ClaimBase(Params):
+    """The fields every claim has; each kind's model adds its own and fixes `kind`."""
+
+    needs_metric: ClassVar[bool] = True
+    per_seed_default: ClassVar[bool] = False
+    others_optional: ClassVar[bool] = False
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                    description="short unique name of the claim")
+    text: str = Field(description="the paper's sentence, quoted, with its section")
+    kind: str
+    metric: str | None = Field(None, description="the recorded metric it is about")
+    solver: str = Field(description="the label claimed to be better")
+    others: list[str] = Field(default_factory=list,
+                              description="the labels it is claimed to beat")
+    per_seed: bool | None = Field(None, description="compare seed by seed (all must hold) "
+                                  "or seed means; default: the kind's")
+    profiles: list[str] | None = Field(None, description="profiles it is judged on; "
+                                       "default: every profile")
+    reproduced: bool | list[str] = Field(True, description="false (or the profiles on "
+                                         "which it does reproduce): marked not reproduced")
+    filter: dict[str, Scalar | list[Scalar]] = Field(
+        default_factory=dict, description="records columns -> value(s) to keep")
+
+    @model_validator(mode="after")
+    def _common(self):
+        if self.needs_metric and not self.metric:
+            raise ValueError(f"kind {self.kind!r} needs `metric`")
+        if not self.others and not self.others_optional:
+            raise ValueError("`others` must list at least one label to compare with")
+        if self.solver in self.others:
+            raise ValueError(f"solver {self.solver!r} is also listed in others")
+        if len(set(self.others)) != len(self.others):
+            raise ValueError(f"others lists a label twice: {self.others}")
+        return self
+
+    @property
+    def labels(self) -> list[str]:
+        return [self.solver, *self.others]
+
+    @property
+    def seedwise(self) -> bool:
+        return self.per_seed_default if self.per_seed is None else self.per_seed
+
+
+def validate_claim(raw: Any, *, file: str | None = None, key: str = "claim") -> ClaimBase:
+    """The model of a claim entry, chosen by its `kind` (a tagged union over the registered
+    claim kinds; only the kind used is imported)."""
+    if isinstance(raw, ClaimBase):
+        return raw
+    if not isinstance(raw, dict):
+        raise DrocliError(f"a claim is a mapping, got {type(raw).__name__}", file=file,
+                          key=key, fix="write `- {id: ..., text: ..., kind: final_below, ...}`")
+    if "kind" not in raw:
+        raise DrocliError("required key is missing", file=file, key=f"{key}.kind",
+                          fix="add `kind:` (`drocli list claims` shows the kinds)")
+    entry = registry.get("claim", str(raw["kind"]), file=file, key=f"{key}.kind")
+    try:
+        return entry.params.model_validate(raw)
+    except ValidationError as e:
+        raise registry.validation_error(e, entry.params, file=file, prefix=key) from None
+
+
+@dataclass
+class ClaimResult:
+    id: str
+    text: str
+    kind: str
+    status: str
+    detail: str
+    reproduced: bool = True
+    values: dict = field(default_factory=dict)   # label -> compared number (seed mean)
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fails"
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "text": self.text, "kind": self.kind, "status": self.status,
+                "detail": self.detail, "reproduced": self.reproduced,
+                "values": {k: _json_num(v) for k, v in self.values.items()}}
+
+
+def _json_num(v):
+    v = float(v)
+    return v if math.isfinite(v) else str(v)
+
+
+def evaluate_claims(records, claims: list, profile: str) -> list[ClaimResult]:
+    """Evaluate every claim (model or dict) on the records for the given profile.
+
+    A metric absent from the records is a spec error (DrocliError); labels absent from the
+    records (e.g. a profile that runs fewer solvers) make the claim `skipped`.
+    """
+    specs = [validate_claim(c, key=f"claims[{i}]") for i, c in enumerate(claims)]
+    ids = [c.id for c in specs]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise DrocliError(f"claim ids must be unique, repeated: {', '.join(dup)}",
+                          key="claims")
+    return [evaluate_claim(records, c, profile) for c in specs]
+
+
+def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
+    from drocli.aggregate import apply_filter
+    from drocli.claims.judge import SkipClaim
+    from drocli.errors import did_you_mean
+
+    reproduced = claim.reproduced if isinstance(claim.reproduced, bool) \
+        else profile in claim.reproduced
+
+    def result(status, detail, values=None):
+        return ClaimResult(claim.id, claim.text, claim.kind, status, detail, reproduced,
+                           dict(values or {}))
+
+    if claim.profiles is not None and profile not in claim.profiles:
+        return result("skipped", f"profile {profile!r} not in {claim.profiles}")
+    where = f"claims[{claim.id}]"
+    if claim.metric is not None:
+        metrics = sorted(map(str, records["metric"].dropna().unique()))
+        if claim.metric not in metrics:
+            raise DrocliError(f"claim {claim.id!r}: unknown metric {claim.metric!r}; metrics in "
+                              f"the records: {', '.join(metrics) or '(none)'}",
+                              key=f"{where}.metric", fix=did_you_mean(claim.metric, metrics))
+    rows = apply_filter(records, claim.filter, where=f"{where}.filter")
+    if claim.metric is not None:
+        rows = rows[rows["metric"] == claim.metric]
+    lab = rows["label"].astype(str)
+    data = {label: rows[lab == label] for label in claim.labels}
+    missing = [label for label, d in data.items() if d.empty]
+    if missing:
+        have = sorted(set(lab))
+        what = f" with metric {claim.metric!r}" if claim.metric else ""
+        filt = f" after filter {claim.filter}" if claim.filter else ""
+        return result("skipped", f"label(s) missing from the records{what}{filt}: "
+                      f"{', '.join(missing)} (present: {', '.join(have) or 'none'})")
+    try:
+        holds, detail, values = registry.get("claim", claim.kind).func(claim, data)
+    except SkipClaim as exc:
+        return result("skipped", str(exc))
+    if reproduced:
+        status = "holds" if holds else "fails"
+    else:
+        status = "unexpectedly_holds" if holds else "not_reproduced"
+    return result(status, detail, values)
+
+
+TAGS = {"holds": "HOLDS", "fails": "FAILS", "not_reproduced": "NOT REPRODUCED (expected)",
+        "unexpectedly_holds": "UNEXPECTEDLY HOLDS (marked not reproduced)",
+        "skipped": "SKIPPED"}
+
+
+def format_result(r: ClaimResult) -> str:
+    """One line: `HOLDS  id: detail`."""
+    return f"{TAGS.get(r.status, r.status.upper())}  {r.id}: {r.detail}"

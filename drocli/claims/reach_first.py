@@ -1,0 +1,94 @@
+"""Claim kind `reach_first`: the solver reaches a level of the metric at a smaller x (budget,
+time) than every other; others may never reach it."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from drocli import registry
+from drocli.aggregate import final_values
+from drocli.claims import ClaimBase
+from drocli.claims.judge import SkipClaim, _curve_stats, _curves, _judge, fmt_values
+
+
+class ReachFirst(ClaimBase):
+    """First x at which the curve reaches a level: solver first."""
+
+    kind: Literal["reach_first"]
+    level: float | None = Field(None, description="absolute level of the metric")
+    level_fraction: float | None = Field(
+        None, gt=0, le=1, description="level = start - fraction x (start - best final mean "
+        "over the compared labels)")
+    direction: Literal["below", "above"] = Field(
+        "below", description="reach = fall to the level (below) or rise to it (above)")
+    x: str = Field("oracle_calls", description="the records column the curves run along")
+
+    @model_validator(mode="after")
+    def _one_level(self):
+        if (self.level is None) == (self.level_fraction is None):
+            raise ValueError("kind 'reach_first' needs exactly one of `level` (absolute) or "
+                             "`level_fraction` (in (0, 1])")
+        return self
+
+
+def _first_reach(x: np.ndarray, y: np.ndarray, level: float, direction: str) -> float:
+    """First x where y reaches level (linear between checkpoints); inf if never."""
+    with np.errstate(invalid="ignore"):
+        hit = (y <= level) if direction == "below" else (y >= level)
+    hit &= np.isfinite(y)
+    if not hit.any():
+        return math.inf
+    k = int(np.argmax(hit))
+    if k == 0 or not np.isfinite(y[k - 1]) or y[k] == y[k - 1]:
+        return float(x[k])
+    t = (level - y[k - 1]) / (y[k] - y[k - 1])
+    return float(x[k - 1] + min(max(t, 0.0), 1.0) * (x[k] - x[k - 1]))
+
+
+def _fmt_budget(values) -> list[str]:
+    return ["never" if math.isinf(float(v)) or math.isnan(float(v)) else f"{float(v):.3g}"
+            for v in values]
+
+
+@registry.claim("reach_first", params=ReachFirst,
+                description="solver reaches a level of the metric first (in x)")
+def reach_first(claim: ReachFirst, data):
+    """The solver reaches `level` at a smaller x than every other (others may never)."""
+    direction = claim.direction
+    x = claim.x
+    curves = _curves(data, claim)
+    if claim.level is not None:
+        level = float(claim.level)
+        how = f"{level:g}"
+    else:
+        start = float(curves[claim.solver][1].center[0]) if len(
+            curves[claim.solver][1].center) else math.nan
+        finals = []
+        for label in claim.labels:
+            fv = final_values(data[label], what=f"claims[{claim.id}] ({label})")
+            finals.append(float(fv["value"].mean(skipna=False)))
+        finals = [f for f in finals if math.isfinite(f)]
+        if not math.isfinite(start) or not finals:
+            raise SkipClaim(f"cannot derive the level: start of {claim.solver} is {start:g}, "
+                            f"finite final means: {len(finals)}")
+        best = min(finals) if direction == "below" else max(finals)
+        level = start - claim.level_fraction * (start - best)
+        s, b, lv = fmt_values([start, best, level])
+        how = (f"{lv} (= start {s} - {claim.level_fraction:g} x (start - best final "
+               f"{b}))")
+    stats, mean_of = _curve_stats(claim, data,
+                                  lambda xs, ys: _first_reach(xs, ys, level, direction),
+                                  curves=curves)
+    # reaching earlier is "below" in x, whatever the direction of the metric
+    holds, detail, means = _judge(claim, {k: v.fillna(math.inf) for k, v in stats.items()},
+                                  direction="below", fmt=_fmt_budget, mean_curve_of=mean_of,
+                                  prefix=f"first {x} with {claim.metric} "
+                                         f"{'<=' if direction == 'below' else '>='} {how}: ")
+    if not math.isfinite(means[claim.solver]):
+        holds = False
+        detail += f"; {claim.solver} never reaches it"
+    return holds, detail, means

@@ -1,0 +1,47 @@
+"""Claim kind `smoother`: the curve's total variation after a fraction of its x-range,
+solver lower (a steadier curve)."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from drocli import registry
+from drocli.claims import ClaimBase
+from drocli.claims.judge import _curve_stats, _judge
+
+
+class Smoother(ClaimBase):
+    """Total variation (or excess variation) of the curve: solver lower."""
+
+    kind: Literal["smoother"]
+    after_fraction: float = Field(0.2, ge=0, lt=1, description="skip this fraction of the "
+                                  "x-range (the transient)")
+    x: str = Field("oracle_calls", description="the records column the curves run along")
+    measure: Literal["tv", "excess"] = Field(
+        "tv", description="tv = total variation; excess = TV - |net change| (wiggles only)")
+
+
+@registry.claim("smoother", params=Smoother,
+                description="curve total variation after a fraction of x: solver lower")
+def smoother(claim: Smoother, data):
+    """Total variation of the curve after `after_fraction` of its x-range: solver lower."""
+    frac = claim.after_fraction
+    measure = claim.measure
+
+    def tv(x, y):
+        if not len(x):
+            return math.nan
+        m = x >= x[0] + frac * (x[-1] - x[0])
+        w = y[m]
+        if len(w) < 2 or not np.all(np.isfinite(w)):
+            return math.nan      # diverged: worst
+        total = float(np.abs(np.diff(w)).sum())
+        return total - abs(float(w[-1] - w[0])) if measure == "excess" else total
+
+    name = "total variation" if measure == "tv" else "excess variation (TV - |net change|)"
+    stats, mean_of = _curve_stats(claim, data, tv)
+    return _judge(claim, stats, mean_curve_of=mean_of, prefix=f"{name} after {frac:g} of x: ")
