@@ -59,7 +59,10 @@ def cli():
 @click.option("--dry-run", is_flag=True,
               help="List the cells and whether each is done; run nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
-def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_run, quiet):
+@click.option("--skip-memory-check", is_flag=True,
+              help="Run even when the estimated memory exceeds what is available.")
+def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_run, quiet,
+        skip_memory_check):
     """Run the experiment described by SPEC and write tidy CSV.
 
     Writes OUT/records.csv (one row per cell, checkpoint and metric), OUT/spec.yaml
@@ -71,6 +74,10 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
 
     spec = load_spec(spec_file, profile=profile, overrides=parse_set(sets))
     out = out or _default_out(spec)
+    if not skip_memory_check:
+        from drocli.resources import check as check_memory
+
+        check_memory(spec, str(spec_file), n_jobs=n_jobs)
     if dry_run:
         for c in expand(spec):
             done = "done" if records.is_finished(out, c.id) else "todo"

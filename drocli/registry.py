@@ -314,6 +314,11 @@ def get(kind: str, name: str, *, file: str | None = None, key: str | None = None
 
 # --- validation -----------------------------------------------------------------------------
 
+_UNION_TAGS = frozenset({"float", "int", "str", "bool", "none", "list", "dict", "tuple",
+                         "function-after", "function-before", "function-wrap",
+                         "function-plain", "literal", "is-instance"})
+
+
 def loc_path(loc) -> str:
     """A pydantic error location as a spec key path: ('solvers', 2, 'params') ->
     'solvers[2].params'."""
@@ -321,9 +326,8 @@ def loc_path(loc) -> str:
     for p in loc:
         if isinstance(p, int):
             out += f"[{p}]"
-        elif p in ("function-after", "function-before", "function-wrap") or str(p).startswith(
-                ("list[", "dict[", "union[", "tagged-union[", "nullable[")):
-            continue
+        elif p in _UNION_TAGS or "[" in str(p):
+            continue   # a union member's or a validator's tag, not a key
         else:
             out += ("." if out else "") + str(p)
     return out
