@@ -37,7 +37,9 @@ class BoxSpec(BaseModel):
     filter: dict = Field(default_factory=dict)
 
 
-@registry.figure("box", params=BoxSpec)
+@registry.figure("box", params=BoxSpec,
+                 description="box plots of final values, one box per label "
+                             "(seeds and clients pooled)")
 def render(records, spec: BoxSpec, out_dir: Path, formats, dpi, experiment_title,
            context) -> list[Path]:
     from drocli.plots.frame import Frame

@@ -323,7 +323,9 @@ def _letter(k: int) -> str:
     return s
 
 
-@registry.figure("objective_space", params=ObjectiveSpaceFigure)
+@registry.figure("objective_space", params=ObjectiveSpaceFigure,
+                 description="final solutions in objective space with the Pareto "
+                             "front and the preference rays")
 def render(records: pd.DataFrame, fig_spec: ObjectiveSpaceFigure, out_dir: Path, formats: list,
            dpi: int, experiment_title: str | None, context: dict) -> list[Path]:
     """Draw the panels (see the module docstring) and save `<name>.<fmt>`."""

@@ -61,7 +61,9 @@ def points(records, spec: ScatterSpec, panel: ScatterPanel) -> dict[str, tuple[f
     return out
 
 
-@registry.figure("scatter", params=ScatterSpec)
+@registry.figure("scatter", params=ScatterSpec,
+                 description="one point per label: a statistic of one final "
+                             "metric against another's")
 def render(records, spec: ScatterSpec, out_dir: Path, formats, dpi, experiment_title,
            context) -> list[Path]:
     from matplotlib.lines import Line2D

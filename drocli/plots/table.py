@@ -89,7 +89,9 @@ def markdown(stats: pd.DataFrame, spec: TableSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-@registry.figure("table", params=TableSpec)
+@registry.figure("table", params=TableSpec,
+                 description="a Markdown table of final values, mean ± std over "
+                             "seeds, best in bold")
 def render(records, spec: TableSpec, out_dir: Path, formats, dpi, experiment_title,
            context) -> list[Path]:
     """Write <name>.csv and <name>.md (figure formats do not apply to tables)."""

@@ -1,0 +1,139 @@
+"""The plug-in registry: one contract for every registered entry of every kind, lazy loading,
+third-party entry points."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from drocli import registry
+from drocli.listing import describe
+
+ROOT = Path(__file__).resolve().parents[1]
+ENTRIES = [(k, n) for k in registry.KINDS for n in registry.names(k)]
+
+
+def test_source_index_matches_a_full_import():
+    """The decorator scan finds exactly what importing every module registers."""
+    index = registry.index()
+    for pkg_name in ("drocli.data", "drocli.problems", "drocli.solvers", "drocli.plots",
+                     "drocli.claims"):
+        pkg = importlib.import_module(pkg_name)
+        for info in pkgutil.walk_packages(pkg.__path__, pkg_name + "."):
+            importlib.import_module(info.name)
+    for kind in registry.KINDS:
+        assert set(registry._REGISTRY[kind]) == set(index[kind]), kind
+        for name, entry in registry._REGISTRY[kind].items():
+            assert entry.func.__module__ == index[kind][name] or \
+                index[kind][name].startswith(entry.func.__module__.rsplit(".", 1)[0])
+
+
+def test_every_kind_has_entries():
+    for kind in registry.KINDS:
+        assert registry.names(kind), kind
+
+
+@pytest.mark.parametrize("kind,name", ENTRIES, ids=[f"{k}-{n}" for k, n in ENTRIES])
+def test_entry_contract(kind, name):
+    """Typed, described, defaults valid, unknown keys refused, discoverable."""
+    e = registry.get(kind, name)
+    assert e.kind == kind and e.name == name
+    assert issubclass(e.params, BaseModel)
+    assert e.params.model_config.get("extra") == "forbid"
+    assert e.summary, "a one-line description"
+    with pytest.raises(registry.DrocliError, match="no_such_param"):
+        registry.validate_params(e, {"no_such_param": 1, **({"kind": name} if kind in (
+            "figure", "claim") else {})})
+    text = describe(kind, name)
+    if kind in ("figure", "claim"):
+        assert "kind" in e.params.model_fields
+        return
+    defaults = e.params()                        # every default is valid
+    assert registry.resolve_params(e, {}) == defaults.model_dump()
+    for field, info in e.params.model_fields.items():
+        assert info.description, f"{kind} {name}: parameter {field} has no description"
+        assert field in text
+    if kind == "problem":
+        assert e.metrics, "a problem declares the metrics it records"
+        assert e.family
+    if kind == "data":
+        assert e.memory is not None, "a data source estimates its memory"
+        assert int(e.memory(defaults.model_dump())) >= 0
+    if kind == "solver":
+        assert e.family
+        doc = (e.func.__doc__ or "") + (sys.modules[e.func.__module__].__doc__ or "")
+        assert any(w in doc for w in ("Algorithm", "Alg.", "reconstruct", "Reconstruct",
+                                      "eq.", "eqs.", "spec")), "names its algorithm box"
+
+
+def test_solver_families_match_a_problem():
+    problem_families = {registry.get("problem", n).family for n in registry.names("problem")}
+    for n in registry.names("solver"):
+        assert registry.get("solver", n).family in problem_families, n
+
+
+def _python(code: str, env_extra: dict | None = None, cwd=ROOT) -> str:
+    import os
+
+    env = {**os.environ, **(env_extra or {})}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=cwd, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def test_loading_a_spec_is_lazy():
+    """A spec imports only its own plug-ins, and neither numba nor matplotlib."""
+    out = _python(textwrap.dedent("""\
+        import json, sys
+        from drocli.spec import load_spec
+        load_spec("experiments/gdro_synthetic.yaml")
+        print(json.dumps(sorted(m for m in sys.modules if m.startswith(("drocli.", "numba",
+                                                                         "matplotlib")))))
+        """))
+    mods = json.loads(out)
+    assert not any(m.startswith(("numba", "matplotlib")) for m in mods), mods
+    solvers = {m for m in mods if m.startswith("drocli.solvers.") and m.count(".") == 3}
+    assert {f"drocli.solvers.dro.{s}" for s in ("aleg", "smd", "mpvr", "al_svre")} <= solvers
+    assert not solvers & {f"drocli.solvers.dro.{s}" for s in ("alem", "ermeg", "tsa")}
+    assert not any(m.startswith(("drocli.solvers.fl", "drocli.problems.federated",
+                                 "drocli.plots.objective_space")) for m in mods)
+
+
+def test_third_party_plugin_through_entry_points(tmp_path):
+    """A package registers a solver through the `drocli.plugins` entry-point group."""
+    (tmp_path / "toy_plugin.py").write_text(textwrap.dedent('''\
+        """A toy third-party solver (Algorithm 0 of nobody): stays at zero."""
+        import numpy as np
+        from pydantic import Field
+        from drocli import registry
+        from drocli.registry import Params
+
+        class ToyParams(Params):
+            steps: int = Field(3, ge=1, description="how many do-nothing steps")
+
+        @registry.solver("toy", params=ToyParams, family="gdro",
+                         description="toy: stays at the start")
+        def solve(problem, params, rng, monitor):
+            """Algorithm 0: never moves."""
+            return None
+        '''))
+    dist = tmp_path / "toy_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[drocli.plugins]\nsolver.toy = toy_plugin\n")
+    out = _python(textwrap.dedent("""\
+        from drocli import registry
+        from drocli.listing import describe
+        assert "toy" in registry.names("solver")
+        print(describe("solver", "toy"))
+        """), {"PYTHONPATH": str(tmp_path)})
+    assert "steps" in out and "int >= 1" in out
