@@ -93,12 +93,19 @@ def merge(out: Path, cells) -> pd.DataFrame:
         for k, v in ident.items():
             rows[k] = v
         for k, col in zip(swept_keys, columns, strict=True):
-            rows[col] = c.swept.get(k)
+            rows[col] = _cell_value(c.swept.get(k))
         frames.append(rows)
     if not frames:
         return pd.DataFrame(columns=COLUMNS + columns)
     df = pd.concat(frames, ignore_index=True)
     return df[COLUMNS + columns]
+
+
+def _cell_value(v):
+    """A swept value as one records cell: lists and mappings as JSON text."""
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(v, separators=(", ", ": "))
+    return v
 
 
 def write_records(out: Path, df: pd.DataFrame) -> Path:

@@ -153,3 +153,21 @@ def test_swept_param_named_like_a_column_keeps_both(tiny_spec, tmp_path):
     df = merge(tmp_path, [cell])
     assert df["step"].tolist() == [0, 1]
     assert df["param_step"].tolist() == [0.5, 0.5]
+
+
+def test_list_valued_swept_params_are_json(tmp_path):
+    """A list-valued swept parameter lands in records.csv as JSON, not as a Python repr."""
+    import json
+
+    from drocli.cells import Cell
+    from drocli.records import merge, write_cell, write_records
+
+    cell = Cell(experiment="e", solver="s", label="S", dataset="d", seed=0, data_name="d",
+                data_params={}, data_seed=0, problem_name="p", problem_params={},
+                solver_params={}, budget={}, metrics=(),
+                swept={"angles": [0, 90], "names": ["a", "b"]})
+    write_cell(tmp_path, cell.id, [(0, 0, 0.0, "m", 1.0)], {"status": "done"})
+    path = write_records(tmp_path, merge(tmp_path, [cell]))
+    df = pd.read_csv(path)
+    assert json.loads(df["angles"][0]) == [0, 90]
+    assert json.loads(df["names"][0]) == ["a", "b"]
