@@ -41,6 +41,12 @@ class Monitor:
         self.step = 0
         self.rows: list[tuple] = []
         self.status = "running"
+        self.artifacts: dict = {}
+
+    def keep(self, name: str, array) -> None:
+        """Hand the runner a per-cell array (a final iterate, a front), saved as
+        cells/<id>.npz beside the cell's rows."""
+        self.artifacts[str(name)] = np.array(array, copy=True)
 
     # --- what solvers read -------------------------------------------------------------
     @property

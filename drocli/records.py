@@ -46,12 +46,49 @@ def cell_paths(out: Path, cell_id: str) -> tuple[Path, Path]:
     return base / f"{cell_id}.csv", base / f"{cell_id}.json"
 
 
-def write_cell(out: Path, cell_id: str, rows: list[tuple], status: dict) -> None:
-    """Rows first, then the status file, which marks the cell finished."""
+def artifact_path(out: Path, cell_id: str) -> Path:
+    return Path(out) / "cells" / f"{cell_id}.npz"
+
+
+def write_cell(out: Path, cell_id: str, rows: list[tuple], status: dict,
+               artifacts: dict | None = None) -> None:
+    """Rows and artifacts first, then the status file, which marks the cell finished."""
     csv_path, json_path = cell_paths(out, cell_id)
     frame = pd.DataFrame(rows, columns=ROW_FIELDS)
     atomic_write_text(csv_path, frame.to_csv(index=False, float_format="%.17g"))
+    if artifacts:
+        _atomic_write_npz(artifact_path(out, cell_id), artifacts)
     atomic_write_text(json_path, json.dumps(status, indent=1, default=str))
+
+
+def _atomic_write_npz(path: Path, arrays: dict) -> None:
+    import numpy as np
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **{k: np.asarray(v) for k, v in arrays.items()})
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_artifacts(results_dir: Path, cell_id: str) -> dict:
+    """The arrays a cell handed the runner ({} if none); object arrays are refused."""
+    import numpy as np
+
+    path = artifact_path(results_dir, cell_id)
+    if not path.exists():
+        return {}
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError) as e:
+        raise DrocliError(f"unreadable artifact file: {e}", file=str(path),
+                          fix="re-run the cell with `drocli run ... --force`") from None
 
 
 def cell_status(out: Path, cell_id: str) -> dict | None:

@@ -46,11 +46,19 @@ def budget_calls(budget: dict, problem) -> int:
 
 
 def execute(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict]:
-    """Run one cell; never raises for solver failures (they become the cell's status)."""
+    """Run one cell: (rows, status); see `run_cell`."""
+    rows, status, _ = run_cell(cell, blas_threads)
+    return rows, status
+
+
+def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict]:
+    """Run one cell: its rows, its status and the arrays it hands over (the monitor's
+    `keep`, and the problem's `artifacts(point)` at the output point). Never raises for
+    solver failures: they become the cell's status."""
     from threadpoolctl import threadpool_limits
 
     t0 = time.time()
-    rows, status = [], {"status": "failed"}
+    rows, status, artifacts = [], {"status": "failed"}, {}
     with threadpool_limits(limits=blas_threads):
         try:
             data = load_data(cell.data_name, cell.data_params, cell.data_seed)
@@ -67,8 +75,13 @@ def execute(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict]:
                 if point is None:
                     monitor.finish()
                 else:
-                    monitor.finish(*(point if isinstance(point, tuple) else (point,)))
+                    point = point if isinstance(point, tuple) else (point,)
+                    monitor.finish(*point)
+                    if hasattr(problem, "artifacts"):
+                        for k, v in problem.artifacts(*point).items():
+                            monitor.keep(k, v)
             rows = monitor.rows
+            artifacts = monitor.artifacts
             status = {"status": monitor.status, "oracle_calls": monitor.calls,
                       "budget": monitor.budget, "solver_time_s": monitor.elapsed()}
         except DrocliError as e:
@@ -77,12 +90,12 @@ def execute(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict]:
             status = {"status": "failed", "error": f"{type(e).__name__}: {e}",
                       "traceback": traceback.format_exc()}
     status.update(cell=cell.id, label=cell.label, seed=cell.seed, wall_s=time.time() - t0)
-    return rows, status
+    return rows, status, artifacts
 
 
 def _run_and_write(cell: Cell, out: str, blas_threads: int) -> dict:
-    rows, status = execute(cell, blas_threads)
-    records.write_cell(Path(out), cell.id, rows, status)
+    rows, status, artifacts = run_cell(cell, blas_threads)
+    records.write_cell(Path(out), cell.id, rows, status, artifacts)
     return status
 
 

@@ -171,3 +171,24 @@ def test_list_valued_swept_params_are_json(tmp_path):
     df = pd.read_csv(path)
     assert json.loads(df["angles"][0]) == [0, 90]
     assert json.loads(df["names"][0]) == ["a", "b"]
+
+
+def test_cell_artifacts_round_trip(tmp_path):
+    """A cell's arrays are saved as cells/<id>.npz before its status marks it finished, and
+    read back exactly; object arrays are refused."""
+    import numpy as np
+
+    from drocli.errors import DrocliError
+    from drocli.records import artifact_path, is_finished, read_artifacts, write_cell
+
+    theta = np.linspace(-1, 1, 7)
+    write_cell(tmp_path, "abc", [(0, 0, 0.0, "m", 1.0)], {"status": "done"},
+               {"theta": theta, "front": np.eye(3)})
+    assert is_finished(tmp_path, "abc")
+    got = read_artifacts(tmp_path, "abc")
+    assert set(got) == {"theta", "front"}
+    np.testing.assert_array_equal(got["theta"], theta)
+    assert read_artifacts(tmp_path, "missing") == {}
+    np.savez(artifact_path(tmp_path, "bad"), x=np.array([{"a": 1}], dtype=object))
+    with pytest.raises(DrocliError, match="artifact"):
+        read_artifacts(tmp_path, "bad")
