@@ -119,3 +119,21 @@ def tiny_spec(tmp_path) -> Path:
     path = tmp_path / "tiny.yaml"
     path.write_text(TINY_SPEC)
     return path
+
+
+def plugin(kind: str, name: str):
+    """A plug-in's function called as the runner calls it: params resolved over its
+    defaults by its model (so bad values raise DrocliError, as at load time)."""
+    from drocli import registry
+
+    entry = registry.get(kind, name)
+
+    def resolve(params):
+        return registry.resolve_params(entry, dict(params or {}))
+
+    if kind == "data":
+        return lambda params=None, seed=0: entry.func(resolve(params), seed)
+    if kind == "problem":
+        return lambda data, params=None: entry.func(data, resolve(params))
+    return lambda problem, params, rng, monitor: entry.func(problem, resolve(params), rng,
+                                                            monitor)

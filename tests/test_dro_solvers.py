@@ -13,7 +13,9 @@ from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.monitor import Monitor
 from drocli.ops.mirror_prox import VRState, group_rows, single_rows, vr_step_reference
-from drocli.problems.gdro import make
+from tests.conftest import plugin
+
+make = plugin("problem", "gdro")
 
 SOLVERS = ("smd", "mpvr", "aleg", "al_svre")
 
@@ -283,21 +285,16 @@ def test_solvers_run_on_softmax_problem():
 
 
 def test_bad_parameters_raise_drocli_error():
-    p = make(tiny_data(), {})
-    mon = Monitor(p, budget=10 * p.N)
-    with pytest.raises(DrocliError, match="sampling"):
-        registry.get("solver", "mpvr").func(
-            p, registry.resolve_params(registry.get("solver", "mpvr"), {"sampling": "x"}),
-            np.random.default_rng(0), mon)
-    with pytest.raises(DrocliError, match="schedule"):
-        registry.get("solver", "aleg").func(
-            p, registry.resolve_params(registry.get("solver", "aleg"), {"schedule": "x"}),
-            np.random.default_rng(0), mon)
-    with pytest.raises(DrocliError, match="gamma"):
-        registry.get("solver", "smd").func(
-            p, registry.resolve_params(registry.get("solver", "smd"), {"gamma_w": -1.0}),
-            np.random.default_rng(0), mon)
-
+    """Bad values are refused by the solvers' models, with the parameter named."""
+    for name, bad, word in (("mpvr", {"sampling": "x"}, "sampling"),
+                            ("aleg", {"schedule": "x"}, "schedule"),
+                            ("smd", {"gamma_w": -1.0}, "gamma_w"),
+                            ("aleg", {"K": 2.5}, "K"),
+                            ("al_svre", {"beta": -0.1}, "beta"),
+                            ("smd", {"gamma_q": float("nan")}, "gamma_q"),
+                            ("mpvr", {"alpha": 1.5}, "alpha")):
+        with pytest.raises(DrocliError, match=word):
+            registry.resolve_params(registry.get("solver", name), bad)
 
 def test_coupled_theory_geometry_steps():
     """eta > 0: gamma_w = 2 D_w^2 eta = R^2 eta and gamma_q = 2 ln(m) eta (spec §1.4)."""

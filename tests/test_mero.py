@@ -11,16 +11,18 @@ import numpy as np
 import pytest
 
 from drocli import registry
-from drocli.data import gdro_synthetic
 from drocli.errors import DrocliError
 from drocli.monitor import Monitor
 from drocli.ops.erm import erm_group, erm_groups, fista, smoothness
 from drocli.problems import mero
 from drocli.problems.gdro import GDROProblem
-from drocli.problems.mero import group_view, make, split_key
+from drocli.problems.mero import group_view, split_key
 from drocli.solvers.dro import alem, ermeg, tsa
+from tests.conftest import plugin
 
 cp = pytest.importorskip("cvxpy")
+make = plugin("problem", "mero")
+load_synthetic = plugin("data", "gdro_synthetic")
 
 TINY = {"groups": 3, "dim": 5, "n_train": 40, "n_test": 40, "label_noise": [0.05, 0.15, 0.25]}
 
@@ -33,7 +35,7 @@ def _cache_in_tmp(tmp_path, monkeypatch):
 
 
 def tiny_data(seed=0, **kw):
-    return gdro_synthetic.load({**TINY, **kw}, seed)
+    return load_synthetic({**TINY, **kw}, seed)
 
 
 def cvx_erm(X, y, radius):

@@ -87,9 +87,9 @@ def write_fashion(folder: Path, n_train=5, n_test=3, seed=0, gz=("train",)):
 # ---- registry ---------------------------------------------------------------------------------
 def test_registered_names_and_defaults():
     c = registry.get("data", "cifar100").defaults
-    assert c == {"path": "", "n_train": 500, "n_test": 100, "standardize": True, "bias": False}
+    assert c == {"path": None, "n_train": 500, "n_test": 100, "standardize": True, "bias": False}
     f = registry.get("data", "fashion_mnist").defaults
-    assert f == {"path": "", "n_train": 6000, "n_test": 1000, "standardize": True,
+    assert f == {"path": None, "n_train": 6000, "n_test": 1000, "standardize": True,
                  "bias": False}
     d = registry.get("data", "digits").defaults
     assert d == {"test_fraction": 0.25, "standardize": True, "bias": False}

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from pydantic import Field
+
+from drocli.registry import Params, auto
 
 
 @dataclass
@@ -32,3 +35,19 @@ class GroupedData:
     @property
     def dim(self) -> int:
         return int(self.X_train.shape[1])
+
+
+class ClassImageParams(Params):
+    """Fields shared by the class-grouped image sources (one group per class)."""
+
+    path: str | None = auto("folder of the files; auto: $DROCLI_DATA/<source>/ and the "
+                            "system folders", legacy="")
+    standardize: bool = Field(True, description="pixels / 255, then standardised with the "
+                              "training mean and std")
+    bias: bool = Field(False, description="append a constant-1 feature")
+
+
+def image_memory(n_classes: int, dim: int, params: dict) -> int:
+    """Bytes of a class-image split: float32 features (+ bias) and int labels."""
+    rows = n_classes * (params["n_train"] + params["n_test"])
+    return int(rows * (4 * (dim + 1) + 16))

@@ -23,13 +23,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.data.base import GroupedData
+from drocli.data.base import ClassImageParams, GroupedData, image_memory
 from drocli.data.cache import (
     affine_features,
     cached_arrays,
-    count_param,
     find_files,
     per_class_subsample,
     resolve,
@@ -81,26 +81,39 @@ def locate(params: dict) -> Path:
                       what="CIFAR-100 python", archive=ARCHIVE, subdirs=SUBDIRS)
 
 
+class CIFAR100Params(ClassImageParams):
+    """CIFAR-100 (spec 000 §4.5): per-class subsample sizes (500 / 100 = all)."""
+
+    n_train: int = Field(500, ge=1, description="training images kept per class (<= 500)")
+    n_test: int = Field(100, ge=0, description="test images kept per class (<= 100); 0: no "
+                        "test split")
+
+
+def memory(params: dict) -> int:
+    """Bytes of the features kept (32 x 32 x 3 float32 per image)."""
+    return image_memory(N_CLASSES, 3072, params)
+
+
 @registry.data(
     NAME,
     preflight=locate,
-    params={"path": "", "n_train": 500, "n_test": 100, "standardize": True, "bias": False},
+    params=CIFAR100Params,
+    memory=memory,
     description="CIFAR-100 python pickles (train, test), 100 groups = fine classes (500/100 "
                 "per class), softmax labels; looked up in path, $DROCLI_DATA/cifar100/",
 )
 def load(params: dict, seed: int) -> GroupedData:
     """Load, subsample per class with the seed, scale and standardise (module docstring)."""
-    n_tr = count_param(params, "n_train", 500, minimum=1)
-    n_te = count_param(params, "n_test", 100)
+    n_tr, n_te = params["n_train"], params["n_test"]
     folder = locate(params)
     data, labels = _read_split(folder, "train")
-    if params.get("standardize", True):  # the histograms take ~1 s at full size: cached
+    if params["standardize"]:  # the histograms take ~1 s at full size: cached
         mean, std = _cached_stats(folder, data)
     else:
         mean, std = np.zeros(3), np.ones(3)
     scale = np.repeat(1.0 / (255.0 * std), 1024)
     shift = np.repeat(-mean / std, 1024)
-    bias = bool(params.get("bias", False))
+    bias = params["bias"]
     rng_tr, rng_te = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
 
     rows = per_class_subsample(labels, n_tr, N_CLASSES, rng_tr)
@@ -108,7 +121,7 @@ def load(params: dict, seed: int) -> GroupedData:
     y_tr = labels[rows]
     del data
     info = {"path": str(folder), "channel_mean": mean.tolist(), "channel_std": std.tolist(),
-            "standardize": bool(params.get("standardize", True)), "bias": bias,
+            "standardize": bool(params["standardize"]), "bias": bias,
             "n_train_per_class": np.bincount(y_tr, minlength=N_CLASSES).tolist()}
     if n_te == 0:
         return GroupedData(NAME, X_tr, y_tr, y_tr.copy(), n_classes=N_CLASSES, info=info)

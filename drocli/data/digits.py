@@ -11,11 +11,12 @@ Preprocessing: x/16, then (standardize) per feature with the train split's mean 
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.cache import affine_features
-from drocli.errors import DrocliError
+from drocli.registry import Params
 
 NAME = "digits"
 N_CLASSES = 10
@@ -33,19 +34,31 @@ def stratified_split(y: np.ndarray, test_fraction: float, seed: int):
     return np.sort(np.concatenate(train)), np.sort(np.concatenate(test))
 
 
+class DigitsParams(Params):
+    """scikit-learn's digits (1797 images, 8 x 8): the split and the features."""
+
+    test_fraction: float = Field(0.25, ge=0, lt=1, description="stratified test share "
+                                 "(0: no test split)")
+    standardize: bool = Field(True, description="pixels / 16, then standardised with the "
+                              "training mean and std")
+    bias: bool = Field(False, description="append a constant-1 feature")
+
+
+def memory(params: dict) -> int:
+    """Bytes of the 1797 x 64 features and labels."""
+    return 1797 * (8 * 65 + 16)
+
+
 @registry.data(
     NAME,
-    params={"test_fraction": 0.25, "standardize": True, "bias": False},
+    params=DigitsParams,
+    memory=memory,
     description="scikit-learn's bundled 8x8 digits (no download), 10 groups = classes, "
                 "stratified train/test split with the seed, softmax labels",
 )
 def load(params: dict, seed: int) -> GroupedData:
     """Load the digits, split them stratified with the seed, scale and standardise."""
-    frac = float(params.get("test_fraction", 0.25))
-    if not 0.0 <= frac < 1.0:
-        raise DrocliError(f"test_fraction must lie in [0, 1), got {frac}",
-                          key="data.params.test_fraction", fix="e.g. test_fraction: 0.25 "
-                          "(0: no test split)")
+    frac = float(params["test_fraction"])
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
@@ -53,16 +66,16 @@ def load(params: dict, seed: int) -> GroupedData:
     y = np.asarray(y, dtype=np.int64)
     tr, te = stratified_split(y, frac, seed)
     d = X.shape[1]
-    if params.get("standardize", True):
+    if params["standardize"]:
         mean = X[tr].mean(axis=0)
         std = X[tr].std(axis=0)
         std[std < 1e-12] = 1.0
     else:
         mean, std = np.zeros(d), np.ones(d)
-    bias = bool(params.get("bias", False))
+    bias = params["bias"]
     X_tr = affine_features(X, 1.0 / std, -mean / std, bias, tr)
     info = {"source": "sklearn.datasets.load_digits", "test_fraction": frac,
-            "standardize": bool(params.get("standardize", True)), "bias": bias,
+            "standardize": bool(params["standardize"]), "bias": bias,
             "feature_mean": mean, "feature_std": std}
     if te.size == 0:
         return GroupedData(NAME, X_tr, y[tr], y[tr].copy(), n_classes=N_CLASSES, info=info)

@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.data.base import GroupedData
-from drocli.data.cache import affine_features, count_param, find_files, per_class_subsample
+from drocli.data.base import ClassImageParams, GroupedData, image_memory
+from drocli.data.cache import affine_features, find_files, per_class_subsample
 from drocli.data.idx import IMAGE_NAMES, read_image_splits
 
 NAME = "fashion_mnist"
@@ -47,29 +48,42 @@ def locate(params: dict):
                       what="Fashion-MNIST IDX")
 
 
+class FashionMNISTParams(ClassImageParams):
+    """Fashion-MNIST (stand-in for CIFAR-100, spec 000 §4.5): per-class subsample sizes."""
+
+    n_train: int = Field(6000, ge=1, description="training images kept per class (<= 6000)")
+    n_test: int = Field(1000, ge=0, description="test images kept per class (<= 1000); 0: "
+                        "no test split")
+
+
+def memory(params: dict) -> int:
+    """Bytes of the features kept (28 x 28 float32 per image)."""
+    return image_memory(N_CLASSES, 784, params)
+
+
 @registry.data(
     NAME,
     preflight=locate,
-    params={"path": "", "n_train": 6000, "n_test": 1000, "standardize": True, "bias": False},
+    params=FashionMNISTParams,
+    memory=memory,
     description="Fashion-MNIST IDX files, 10 groups = classes (6000/1000 per class), softmax "
                 "labels; looked up in path, $DROCLI_DATA/fashion_mnist/, "
                 "/usr/share/datasets/fashion-mnist/",
 )
 def load(params: dict, seed: int) -> GroupedData:
     """Load, subsample per class with the seed, scale and standardise (module docstring)."""
-    n_tr = count_param(params, "n_train", 6000, minimum=1)
-    n_te = count_param(params, "n_test", 1000)
+    n_tr, n_te = params["n_train"], params["n_test"]
     folder = locate(params)
     raw, files = read_image_splits(NAME, folder, "Fashion-MNIST", N_CLASSES)
     d = raw["X_train"].shape[1]
-    if params.get("standardize", True):
+    if params["standardize"]:
         mean, std = _pixel_stats(raw["X_train"])
         std = std if std > 0 else 1.0
     else:
         mean, std = 0.0, 1.0
     scale = np.full(d, 1.0 / (255.0 * std))
     shift = np.full(d, -mean / std)
-    bias = bool(params.get("bias", False))
+    bias = params["bias"]
     rng_tr, rng_te = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
 
     y_all = np.asarray(raw["y_train"], dtype=np.int64)
@@ -80,8 +94,7 @@ def load(params: dict, seed: int) -> GroupedData:
     side = math.isqrt(d)
     info = {"path": str(folder), "files": [str(f) for f in files], "classes": list(CLASSES),
             "shape": (side, side) if side * side == d else (d,), "seed": int(seed),
-            "pixel_mean": mean, "pixel_std": std, "standardize": bool(params.get("standardize",
-                                                                                   True)),
+            "pixel_mean": mean, "pixel_std": std, "standardize": params["standardize"],
             "bias": bias, "n_train_per_class": np.bincount(y_tr, minlength=N_CLASSES).tolist()}
     if n_te == 0:
         return GroupedData(NAME, X_tr, y_tr, y_tr.copy(), n_classes=N_CLASSES, info=info)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.registry import Params
 
 REQUIRED = ("X_train", "y_train", "g_train")
 OPTIONAL = ("X_test", "y_test", "g_test")
@@ -34,7 +36,22 @@ def _check(X, y, g, split, path):
                           key=f"g_{split}", fix="number the groups 0..m-1")
 
 
-@registry.data("npz", params={"path": ""},
+class NPZParams(Params):
+    """A grouped data set of your own in one .npz file."""
+
+    path: str = Field("", description="the .npz file (required): X_train, y_train, g_train "
+                      "[, X_test, y_test, g_test]")
+
+
+def memory(params: dict) -> int:
+    """Twice the file size (the arrays and their sorted copies); 0 if it does not exist."""
+    try:
+        return 2 * os.path.getsize(params["path"])
+    except OSError:
+        return 0
+
+
+@registry.data("npz", params=NPZParams, memory=memory,
                description="grouped data from a .npz file (X_train, y_train, g_train "
                            "[, X_test, y_test, g_test])")
 def load(params: dict, seed: int) -> GroupedData:

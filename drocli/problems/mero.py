@@ -28,18 +28,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import math
 import os
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.errors import DrocliError
 from drocli.ops.erm import erm_groups
-from drocli.problems.gdro import GDROProblem
+from drocli.problems.gdro import GDRO_METRICS, GDROProblem
+from drocli.registry import Params
 
 TEST_RSTAR = ("test", "train")
 CACHE_SUB = "rstar"
@@ -225,37 +226,35 @@ def group_view(problem: GDROProblem, i: int) -> GDROProblem:
     return v
 
 
+class MEROParams(Params):
+    """Empirical MERO (spec 000 §1.4, §4.1): loss, ball radius and the ERM ground truth."""
+
+    loss: Literal["logistic", "softmax"] = Field(
+        "logistic", description="logistic (spec §4.4, synthetic) or softmax (class groups)")
+    radius: float = Field(10.0, gt=0, description="l2 / Frobenius ball radius ([DEFAULT] "
+                          "spec §1.4)")
+    test_rstar: Literal["test", "train"] = Field(
+        "test", description="R_i^* of the test panel: ERM on each group's test split "
+        "[DEFAULT] spec §4.1, or the train R_i^*")
+    erm_tol: float = Field(1e-7, ge=0, description="FISTA gradient-mapping norm tolerance "
+                           "([DEFAULT] spec §4.1)")
+    erm_max_iter: int = Field(5000, ge=1, description="FISTA iteration cap ([DEFAULT] "
+                              "spec §4.1)")
+
+
+MERO_METRICS = (*GDRO_METRICS, "max_excess_risk_train", "avg_excess_risk_train",
+                "worst_excess_group_train", "max_excess_risk_test")
+
+
 @registry.problem(
     "mero",
-    params={
-        "loss": "logistic",      # spec §4.4 (synthetic); "softmax" for CIFAR-like class groups
-        "radius": 10.0,          # [DEFAULT] spec §1.4: l2 / Frobenius ball radius
-        "test_rstar": "test",    # [DEFAULT] spec §4.1: ERM on each group's test split
-        "erm_tol": 1e-7,         # [DEFAULT] spec §4.1: gradient-mapping norm tolerance
-        "erm_max_iter": 5000,    # [DEFAULT] spec §4.1: FISTA iteration cap
-    },
+    params=MEROParams, metrics=MERO_METRICS,
     family="mero",
     description="empirical MERO min_W max_i R_i(W) - R_i^*, linear model, l2/Frobenius ball; "
                 "R_i^* from a cached FISTA ERM oracle (Yu et al. 2024 eq. (4))",
 )
 def make(data: GroupedData, params: dict) -> MEROProblem:
     """Build the empirical MERO problem; computes (or loads) the ground-truth R_i^*."""
-    radius = float(params.get("radius", 10.0))
-    if not radius > 0:
-        raise DrocliError(f"radius must be > 0, got {radius}", key="problem.params.radius",
-                          fix="e.g. radius: 10.0")
-    test_rstar = params.get("test_rstar", "test")
-    if test_rstar not in TEST_RSTAR:
-        raise DrocliError(f"test_rstar must be one of {', '.join(TEST_RSTAR)}, got "
-                          f"{test_rstar!r}", key="problem.params.test_rstar",
-                          fix="test: ERM on each group's test split; train: the train R_i^*")
-    tol = float(params.get("erm_tol", 1e-7))
-    max_iter = params.get("erm_max_iter", 5000)
-    if not (tol >= 0 and math.isfinite(tol)):
-        raise DrocliError(f"erm_tol must be >= 0, got {tol}", key="problem.params.erm_tol",
-                          fix="e.g. erm_tol: 1.0e-7")
-    if int(max_iter) != max_iter or max_iter < 1:
-        raise DrocliError(f"erm_max_iter must be an integer >= 1, got {max_iter}",
-                          key="problem.params.erm_max_iter", fix="e.g. erm_max_iter: 5000")
-    return MEROProblem(data, loss=params.get("loss", "logistic"), radius=radius,
-                       test_rstar=test_rstar, erm_tol=tol, erm_max_iter=int(max_iter))
+    return MEROProblem(data, loss=params["loss"], radius=params["radius"],
+                       test_rstar=params["test_rstar"], erm_tol=params["erm_tol"],
+                       erm_max_iter=params["erm_max_iter"])

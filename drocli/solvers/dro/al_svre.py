@@ -28,52 +28,61 @@ The entropic (KL) geometry is used on q, as for the other solvers. Every choice 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.errors import DrocliError
 from drocli.ops.mirror_prox import (
-    EVAL_POINTS,
     VRState,
-    check_choice,
     effective_steps,
     single_rows,
 )
+from drocli.registry import Params, auto
+from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
-SAMPLINGS = ("importance", "uniform")
-INNER_OUTPUTS = ("average", "last")
+
+class ALSVREParams(Params):
+    """AL-SVRE's parameters (reconstruction, spec 000 §3.3; steps tuned, README sweep)."""
+
+    gamma_w: float = Field(0.001, gt=0, description="inner " + GAMMA_W)
+    gamma_q: float = Field(0.001, ge=0, description="inner " + GAMMA_Q)
+    beta: float = Field(0.01, ge=0, description="Catalyst prox weight on w ([DEFAULT] "
+                        "spec §3.3; README sweep)")
+    lam: float = Field(0.0, ge=0, description="extra regulariser ([DEFAULT] spec §3.3: 0)")
+    K_in: int | None = auto("inner iterations; auto: K_in = N ([DEFAULT] spec §3.3)", ge=1)
+    p: float | None = auto("snapshot refresh probability; auto: 1/N ([DEFAULT] spec §3.3)",
+                           legacy=0.0, gt=0, le=1)
+    alpha: float | None = auto("snapshot anchor weight; auto: p ([DEFAULT] spec §3.3)",
+                               legacy=0.0, gt=0, le=1)
+    sampling: Literal["importance", "uniform"] = Field(
+        "importance", description="inner step sampling as MPVR: importance = Option II "
+        "[DEFAULT] spec §3.3; uniform = Option I")
+    inner_output: Literal["average", "last"] = Field(
+        "average", description="inner solver output: mean of the half points [DEFAULT] "
+        "spec §3.3, or the last one")
+    eta: float | None = auto(ETA, legacy=0.0, gt=0)
+    eval_point: Literal["output", "last"] = Field(
+        "output", description="output = the last outer iterate [DEFAULT] spec §4.1; last = the "
+            "inner iterate")
 
 
 @registry.solver(
     "al_svre",
-    params={
-        "gamma_w": 0.001,           # [DEFAULT] spec §3.3/§4.1: tuned inner w-step (README sweep)
-        "gamma_q": 0.001,           # [DEFAULT] spec §3.3/§4.1: tuned inner q-step (README sweep)
-        "beta": 0.01,               # [DEFAULT] spec §3.3: Catalyst prox weight (README sweep)
-        "lam": 0.0,                 # [DEFAULT] spec §3.3: lam = 0 (no extra regulariser)
-        "K_in": 0,                  # [DEFAULT] spec §3.3: 0 -> K_in = N inner iterations
-        "p": 0.0,                   # [DEFAULT] spec §3.3: 0 -> snapshot refresh probability 1/N
-        "alpha": 0.0,               # [DEFAULT] spec §3.3: 0 -> snapshot anchor weight = p
-        "sampling": "importance",   # [DEFAULT] spec §3.3: inner solver step as MPVR (Option II)
-        "inner_output": "average",  # [DEFAULT] spec §3.3: mean of the inner half points
-        "eta": 0.0,                 # > 0: coupled geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
-        "eval_point": "output",     # [DEFAULT] spec §4.1: last outer iterate ("last": inner)
-    },
+    params=ALSVREParams,
     family="gdro",
     description="AL-SVRE (Luo et al. 2021), reconstruction: Catalyst on w + loopless VR "
                 "extragradient inner solver",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     """AL-SVRE reconstruction (spec 000 §3.3); returns the last outer iterate (W, q)."""
-    sampling = check_choice(params, "sampling", SAMPLINGS)
-    inner_output = check_choice(params, "inner_output", INNER_OUTPUTS)
-    eval_point = check_choice(params, "eval_point", EVAL_POINTS)
+    sampling = params["sampling"]
+    inner_output = params["inner_output"]
+    eval_point = params["eval_point"]
     gamma_w, gamma_q = effective_steps(params, problem)
     beta = float(params["beta"])
-    lam = float(params.get("lam") or 0.0)
-    if beta < 0 or lam < 0:
-        raise DrocliError("beta and lam must be >= 0", key="params.beta", fix="e.g. beta: 0.1")
+    lam = float(params["lam"])
     N = problem.N
     K_in = int(params.get("K_in") or 0) or N
     p = float(params.get("p") or 0.0) or 1.0 / N

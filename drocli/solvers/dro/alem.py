@@ -19,26 +19,23 @@ default 10 epochs); if not even one epoch fits, K_i shrinks to fit one.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.errors import DrocliError
-from drocli.ops.mirror_prox import EVAL_POINTS, check_choice, effective_steps
+from drocli.ops.mirror_prox import effective_steps
 from drocli.problems.mero import group_view
+from drocli.registry import Params, auto
 from drocli.solvers.dro.aleg import run_aleg
-
-SCHEDULES = ("decay", "constant")
-
-STAGE1_K = ("n_i", "nbar")
+from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 def stage1_budgets(problem, monitor, stage1_epochs: float) -> np.ndarray:
     """Per-group stage-1 budgets b_i proportional to n_i, summing to stage1_epochs * N but
     never more than half of the run's budget (so that a short run still has a stage 2;
     [DEFAULT] spec §4.4). Shared by ALEM, ERMEG and TSA."""
-    if not stage1_epochs >= 0:
-        raise DrocliError(f"stage1_epochs must be >= 0, got {stage1_epochs}",
-                          key="params.stage1_epochs", fix="e.g. stage1_epochs: 10")
     total = min(float(stage1_epochs) * problem.N, 0.5 * monitor.budget)
     return np.floor(total * problem.n_i / problem.N).astype(np.int64)
 
@@ -53,22 +50,34 @@ def stage1_plan(n_i: int, K_i: int, b_i: int) -> tuple[int, int]:
     return 1, int(max(1, min(K_i, (b_i - 2 * n_i) // 2)))
 
 
+class ALEMParams(Params):
+    """ALEM's parameters (spec 000 §2.5-2.8; steps tuned on the MERO sweep, README)."""
+
+    gamma_w: float = Field(0.01, gt=0, description="stage-2 " + GAMMA_W)
+    gamma_q: float = Field(0.0316, ge=0, description="stage-2 " + GAMMA_Q)
+    gamma_1: float = Field(0.01, gt=0, description="stage-1 step of ALEG(m=1) ([DEFAULT] "
+                           "spec §2.7/§4.1; MERO sweep)")
+    schedule: Literal["decay", "constant"] = Field(
+        "decay", description="h_s = max(sqrt(0.05), 1/sqrt(s+1)) in both stages (epoch count "
+        "restarts in stage 2) [DEFAULT] spec §2.5; constant = 1")
+    K: int | None = auto("stage-2 inner iterations; auto: K = n_bar (Thm 5.3, [DEFAULT] "
+                         "spec §2.5)", ge=1)
+    alpha: float | None = auto("snapshot weight; auto: 1/K in both stages ([DEFAULT] "
+                               "spec §2.5)", legacy=0.0, gt=0, le=1)
+    eta: float | None = auto(ETA, legacy=0.0, gt=0)
+    stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
+                                 "split by n_i ([DEFAULT] spec §4.4: 10)")
+    stage1_K: Literal["n_i", "nbar"] = Field(
+        "n_i", description="stage-1 inner iterations K_i = n_i [DEFAULT] spec §2.8; nbar: "
+        "the paper's K = n_bar")
+    eval_point: Literal["output", "last"] = Field(
+        "output", description="output = stage 2's eta-weighted output (22) [DEFAULT] spec §4.1; "
+            "last = the last iterate")
+
+
 @registry.solver(
     "alem",
-    params={
-        "gamma_w": 0.01,        # [DEFAULT] spec §2.5/§4.1: stage-2 w-step (MERO sweep)
-        "gamma_q": 0.0316,      # [DEFAULT] spec §2.5/§4.1: stage-2 q-step (MERO sweep)
-        "gamma_1": 0.01,        # [DEFAULT] spec §2.7/§4.1: stage-1 step of ALEG(m=1) (sweep)
-        "schedule": "decay",    # [DEFAULT] spec §2.5: h_s = max(sqrt(0.05), 1/sqrt(s+1)),
-                                #   in both stages (epoch count restarts in stage 2)
-        "K": 0,                 # [DEFAULT] spec §2.5: 0 -> stage-2 K = n_bar (Thm 5.3)
-        "alpha": 0.0,           # [DEFAULT] spec §2.5: 0 -> alpha = 1/K in both stages
-        "eta": 0.0,             # [DEFAULT] spec §2.5: 0 = decoupled steps; > 0: coupled
-                                #   geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
-        "stage1_epochs": 10.0,  # [DEFAULT] spec §4.4: stage-1 budget 10 N, split by n_i
-        "stage1_K": "n_i",      # [DEFAULT] spec §2.8: K_i = n_i; "nbar": the paper's K = n_bar
-        "eval_point": "output",  # [DEFAULT] spec §4.1: stage 2's eta-weighted output (22)
-    },
+    params=ALEMParams,
     family="mero",
     description="ALEM (Yu et al. 2024, Algorithm 2): per-group ALEG(m=1) estimates of R_i^*, "
                 "then ALEG on the shifted risks",
@@ -76,14 +85,11 @@ def stage1_plan(n_i: int, K_i: int, b_i: int) -> tuple[int, int]:
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     """ALEM, Algorithm 2 of Yu et al. 2024 (two-stage ALEG for empirical MERO); returns the
     stage-2 point (W, q)."""
-    schedule = check_choice(params, "schedule", SCHEDULES)
-    eval_point = check_choice(params, "eval_point", EVAL_POINTS)
-    stage1_K = check_choice(params, "stage1_K", STAGE1_K)
+    schedule = params["schedule"]
+    eval_point = params["eval_point"]
+    stage1_K = params["stage1_K"]
     gamma_w, gamma_q = effective_steps(params, problem)
     gamma_1 = float(params["gamma_1"])
-    if not gamma_1 > 0:
-        raise DrocliError(f"gamma_1 must be > 0, got {gamma_1}", key="params.gamma_1",
-                          fix="e.g. gamma_1: 0.1")
     alpha_given = float(params.get("alpha") or 0.0)
     rhat, _ = stage1(problem, rng, stage1_budgets(problem, monitor, params["stage1_epochs"]),
                      gamma_1, schedule, stage1_K, alpha_given)

@@ -24,14 +24,16 @@ with the problem (not a gradient evaluation).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.errors import DrocliError
 from drocli.ops.erm import fista, smoothness
-from drocli.ops.mirror_prox import EVAL_POINTS, check_choice
 from drocli.ops.simplex import uniform_log
 from drocli.problems.mero import group_view
+from drocli.registry import Params
 from drocli.solvers.dro.alem import stage1_budgets
 
 
@@ -56,33 +58,34 @@ def stage1(problem, budgets, L, restart: bool = True) -> np.ndarray:
     return rhat
 
 
+class ERMEGParams(Params):
+    """ERMEG's parameters (reconstruction, spec 000 §3.4; MERO sweep, README)."""
+
+    gamma_q: float = Field(31.6, ge=0, description="Hedge step on q ([DEFAULT] spec "
+                           "§3.4/§4.1; MERO sweep)")
+    E: int = Field(1, ge=1, description="FISTA steps of the ERM oracle per round (spec §3.4 "
+                   "proposes 20; the MERO sweep picks 1: E = 20 completes no round in 10 N)")
+    stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
+                                 "split by n_i ([DEFAULT] spec §4.4: 10)")
+    restart: bool = Field(True, description="FISTA with gradient restart ([DEFAULT] "
+                          "spec §4.1)")
+    eval_point: Literal["output", "last"] = Field(
+        "output", description="output = the running average [DEFAULT] spec §4.1; last = w_t")
+
+
 @registry.solver(
     "ermeg",
-    params={
-        "gamma_q": 31.6,         # [DEFAULT] spec §3.4/§4.1: Hedge step (MERO sweep)
-        "E": 1,                  # [DEFAULT] spec §3.4 proposes 20 FISTA steps per round; the
-                                 #   MERO sweep picks 1 (E = 20 completes no round in 10 N)
-        "stage1_epochs": 10.0,   # [DEFAULT] spec §4.4: stage-1 budget 10 N, split by n_i
-        "restart": True,         # [DEFAULT] spec §4.1: FISTA with gradient restart
-        "eval_point": "output",  # [DEFAULT] spec §4.1: running average; "last": w_t
-    },
+    params=ERMEGParams,
     family="mero",
     description="ERMEG (Agarwal & Zhang 2022, reconstruction): Hedge on q against a counted "
                 "FISTA ERM oracle on sum_i q_i R_i",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     """ERMEG (Agarwal & Zhang 2022, §6; reconstruction of spec 000 §3.4); returns (W, q)."""
-    eval_point = check_choice(params, "eval_point", EVAL_POINTS)
+    eval_point = params["eval_point"]
     gamma_q = float(params["gamma_q"])
-    E = params["E"]
-    if not gamma_q >= 0:
-        raise DrocliError(f"gamma_q must be >= 0, got {gamma_q}", key="params.gamma_q",
-                          fix="e.g. gamma_q: 1.0")
-    if int(E) != E or E < 1:
-        raise DrocliError(f"E must be an integer >= 1, got {E}", key="params.E",
-                          fix="e.g. E: 20")
-    E = int(E)
-    restart = bool(params.get("restart", True))
+    E = int(params["E"])
+    restart = bool(params["restart"])
     m = problem.m
     L = _lipschitz(problem)
 

@@ -17,39 +17,50 @@ is the plain (ergodic) average of the half points z_{k+1/2}. Cost N + 2K per epo
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.ops.mirror_prox import (
-    EVAL_POINTS,
     VRState,
-    check_choice,
     effective_steps,
     single_rows,
 )
+from drocli.registry import Params, auto
+from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
-SAMPLINGS = ("importance", "uniform")
+
+class MPVRParams(Params):
+    """MPVR's parameters (spec 000 §3.2; steps tuned by the §4.1 protocol, README sweep)."""
+
+    gamma_w: float = Field(0.0003, gt=0, description=GAMMA_W)
+    gamma_q: float = Field(0.00316, ge=0, description=GAMMA_Q)
+    K: int | None = auto("inner iterations per epoch; auto: K = N (Cor. C.5, [DEFAULT] "
+                         "spec §3.2)", ge=1)
+    alpha: float | None = auto("snapshot weight; auto: 1/K (pitfall 8, [DEFAULT] spec §3.2)",
+                               legacy=0.0, gt=0, le=1)
+    sampling: Literal["importance", "uniform"] = Field(
+        "importance", description="importance = Option II [DEFAULT] spec §3.2; uniform = "
+        "Option I")
+    eta: float | None = auto(ETA, legacy=0.0, gt=0)
+    eval_point: Literal["output", "last"] = Field(
+        "output", description="output = the ergodic average of the half points [DEFAULT] spec "
+            "§4.1; last = the last iterate")
 
 
 @registry.solver(
     "mpvr",
-    params={
-        "gamma_w": 0.0003,         # [DEFAULT] spec §3.2/§4.1: tuned constant w-step (README sweep)
-        "gamma_q": 0.00316,        # [DEFAULT] spec §3.2/§4.1: tuned constant q-step (README sweep)
-        "K": 0,                    # [DEFAULT] spec §3.2: 0 -> K = N (Cor. C.5)
-        "alpha": 0.0,              # [DEFAULT] spec §3.2: 0 -> snapshot weight 1/K (pitfall 8)
-        "sampling": "importance",  # [DEFAULT] spec §3.2: Option II; "uniform" = Option I
-        "eta": 0.0,                # > 0: coupled geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
-        "eval_point": "output",    # [DEFAULT] spec §4.1: ergodic average of the half points
-    },
+    params=MPVRParams,
     family="gdro",
     description="MPVR (Alacaoglu & Malitsky 2022; Yu et al. 2024 App. C Alg. 3): VR mirror "
                 "prox with single-sample oracles",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     """MPVR, Algorithm 3 of Yu et al. 2024 (Appendix C); returns the point (W, q)."""
-    sampling = check_choice(params, "sampling", SAMPLINGS)
-    eval_point = check_choice(params, "eval_point", EVAL_POINTS)
+    sampling = params["sampling"]
+    eval_point = params["eval_point"]
     gamma_w, gamma_q = effective_steps(params, problem)
     K = int(params.get("K") or 0) or problem.N
     alpha = float(params.get("alpha") or 0.0) or 1.0 / K

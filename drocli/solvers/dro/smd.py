@@ -16,34 +16,45 @@ h_t = 1 ("constant", tuned steps for the known horizon, [DEFAULT]) or 1/sqrt(t) 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.ops import kernels
-from drocli.ops.mirror_prox import EVAL_POINTS, check_choice, effective_steps, group_rows
+from drocli.ops.mirror_prox import effective_steps, group_rows
 from drocli.ops.simplex import uniform_log
+from drocli.registry import Params, auto
+from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
-SCHEDULES = ("constant", "sqrt")
 BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of checkpoints)
+
+
+class SMDParams(Params):
+    """SMD's parameters (spec 000 §3.1; steps tuned by the §4.1 protocol, README sweep)."""
+
+    gamma_w: float = Field(0.003, gt=0, description=GAMMA_W)
+    gamma_q: float = Field(0.1, ge=0, description=GAMMA_Q)
+    schedule: Literal["constant", "sqrt"] = Field(
+        "constant", description="constant steps [DEFAULT] spec §3.1; sqrt: steps / sqrt(t)")
+    eta: float | None = auto(ETA, legacy=0.0, gt=0)
+    eval_point: Literal["output", "last"] = Field(
+        "output", description="output = the running (weighted) average [DEFAULT] spec §4.1; last "
+            "= the last iterate")
 
 
 @registry.solver(
     "smd",
-    params={
-        "gamma_w": 0.003,        # [DEFAULT] spec §3.1/§4.1: tuned constant w-step (README sweep)
-        "gamma_q": 0.1,          # [DEFAULT] spec §3.1/§4.1: tuned constant q-step (README sweep)
-        "schedule": "constant",  # [DEFAULT] spec §3.1: constant steps; "sqrt": 1/sqrt(t)
-        "eta": 0.0,              # > 0: coupled geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
-        "eval_point": "output",  # [DEFAULT] spec §4.1: running (weighted) average
-    },
+    params=SMDParams,
     family="gdro",
     description="SMD (Nemirovski et al. 2009) with m-sample group sampling: SGD on w, "
                 "Hedge on q",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     """Group-sampling SMD (Nemirovski et al. 2009; spec 000 §3.1); returns (W, q)."""
-    schedule = check_choice(params, "schedule", SCHEDULES)
-    eval_point = check_choice(params, "eval_point", EVAL_POINTS)
+    schedule = params["schedule"]
+    eval_point = params["eval_point"]
     gamma_w, gamma_q = effective_steps(params, problem)
     d, k = problem.shape
     m = problem.m

@@ -21,10 +21,12 @@ q-block is trivial); the monitor is first called after stage 1 (spec pitfall 13)
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.errors import DrocliError
 from drocli.ops import kernels
 from drocli.ops.jit import njit
 from drocli.ops.kernels import (
@@ -34,12 +36,13 @@ from drocli.ops.kernels import (
     project_ball_flat,
     scores_row,
 )
-from drocli.ops.mirror_prox import EVAL_POINTS, check_choice, effective_steps, group_rows
+from drocli.ops.mirror_prox import effective_steps, group_rows
 from drocli.ops.simplex import uniform_log
 from drocli.problems.mero import group_view
+from drocli.registry import Params, auto
 from drocli.solvers.dro.alem import stage1_budgets
+from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
-SHIFTS = ("sample", "full")
 BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of checkpoints)
 
 
@@ -125,18 +128,27 @@ def stage1(problem, rng, budgets, gamma_1: float, use_sample: bool = True):
     return wbars, rhat
 
 
+class TSAParams(Params):
+    """TSA's parameters (reconstruction, spec 000 §3.5; MERO sweep, README)."""
+
+    gamma_w: float = Field(0.003, gt=0, description="stage-2 SMD " + GAMMA_W)
+    gamma_q: float = Field(0.0316, ge=0, description="stage-2 SMD " + GAMMA_Q)
+    gamma_1: float = Field(0.003, gt=0, description="stage-1 SGD step ([DEFAULT] spec "
+                           "§3.5/§4.1; MERO sweep)")
+    stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
+                                 "split by n_i ([DEFAULT] spec §4.4: 10)")
+    shift: Literal["sample", "full"] = Field(
+        "sample", description="the excess-risk shift: l(wbar_i; xi) on the same sample "
+        "[DEFAULT] spec §3.5, or the full stage-1 risk")
+    eta: float | None = auto(ETA, legacy=0.0, gt=0)
+    eval_point: Literal["output", "last"] = Field(
+        "output", description="output = the running average [DEFAULT] spec §4.1; last = the last "
+            "iterate")
+
+
 @registry.solver(
     "tsa",
-    params={
-        "gamma_w": 0.003,        # [DEFAULT] spec §3.5/§4.1: stage-2 SMD w-step (MERO sweep)
-        "gamma_q": 0.0316,       # [DEFAULT] spec §3.5/§4.1: stage-2 SMD q-step (MERO sweep)
-        "gamma_1": 0.003,        # [DEFAULT] spec §3.5/§4.1: stage-1 SGD step (MERO sweep)
-        "stage1_epochs": 10.0,   # [DEFAULT] spec §4.4: stage-1 budget 10 N, split by n_i
-        "shift": "sample",       # [DEFAULT] spec §3.5: l(wbar_i; xi) on the same sample
-        "eta": 0.0,              # [DEFAULT] spec §3.1: 0 = decoupled steps; > 0: coupled
-                                 #   geometry gamma_w = R^2 eta, gamma_q = 2 ln(m) eta
-        "eval_point": "output",  # [DEFAULT] spec §4.1: running average
-    },
+    params=TSAParams,
     family="mero",
     description="TSA (Zhang et al. 2024, reconstruction): per-group SGD, then SMD with a "
                 "biased excess-risk estimate on q",
@@ -144,13 +156,10 @@ def stage1(problem, rng, budgets, gamma_1: float, use_sample: bool = True):
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     """TSA (Zhang et al. ICML 2024, Algorithm 2; reconstruction of spec 000 §3.5); returns
     (W, q)."""
-    shift_mode = check_choice(params, "shift", SHIFTS)
-    eval_point = check_choice(params, "eval_point", EVAL_POINTS)
+    shift_mode = params["shift"]
+    eval_point = params["eval_point"]
     gamma_w, gamma_q = effective_steps(params, problem)
     gamma_1 = float(params["gamma_1"])
-    if not gamma_1 > 0:
-        raise DrocliError(f"gamma_1 must be > 0, got {gamma_1}", key="params.gamma_1",
-                          fix="e.g. gamma_1: 0.003")
     d, k = problem.shape
     m = problem.m
     D = d * k
