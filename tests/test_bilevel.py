@@ -246,7 +246,8 @@ def full_oracles(X, y, Xv, yv, lam, p, w):
 
 def run_solver(name, pb, params, T):
     entry = registry.get("solver", name)
-    return entry.func(pb, {**entry.defaults, **params}, np.random.default_rng(0), Steps(T))
+    return entry.func(pb, registry.resolve_params(entry, params), np.random.default_rng(0),
+                      Steps(T))
 
 
 def test_svrb_with_full_batches_is_exact_hypergradient_descent():
@@ -300,7 +301,8 @@ def test_solvers_lower_the_exact_objective(name, params):
     def budget(*_):
         return pb.counter[0] < 20000
 
-    p, _ = entry.func(pb, {**entry.defaults, "batch": 8, "batch_val": 8, **params},
+    small = {k: 8 for k in ("batch", "batch_val") if k in entry.params.model_fields}
+    p, _ = entry.func(pb, registry.resolve_params(entry, {**small, **params}),
                       np.random.default_rng(1), budget)
     assert np.all(np.isfinite(p))
     assert F(pb, p) < F0 - 1e-3, (F(pb, p), F0)

@@ -294,8 +294,8 @@ def test_hypergradient_shrinks(name, extra, seed):
 def test_registered_defaults():
     r, e = registry.get("solver", "rsvrb"), registry.get("solver", "re_rsvrb")
     assert r.family == e.family == "bilevel"
-    assert r.params["tasks_per_iter"] == e.defaults["tasks_per_iter"] == 10
-    assert (r.params["c0"], r.params["beta"], r.params["tau"]) == (100.0, 10.0, 1.0)
+    assert r.defaults["tasks_per_iter"] == e.defaults["tasks_per_iter"] == 10
+    assert (r.defaults["c0"], r.defaults["beta"], r.defaults["tau"]) == (100.0, 10.0, 1.0)
     assert (e.defaults["eta1"], e.defaults["stage_iters"], e.defaults["tau"]) == (0.01, 500, 0.5)
 
 
@@ -303,12 +303,14 @@ def test_registered_defaults():
 @pytest.mark.parametrize("bad", [{"batch": 0}, {"tasks_per_iter": 4}, {"tasks_d": 5},
                                  {"init_batch": 1.5}, {"gamma": -1.0}])
 def test_bad_params_raise(name, bad):
+    """Type and range errors are refused by the model; task counts above the problem's m
+    (known only with the problem) by the solver before any sample is drawn."""
     entry = registry.get("solver", name)
-    params = {**entry.defaults, "tasks_per_iter": 2, **bad}
     pb = toy(3)
     with pytest.raises(DrocliError) as err:
+        params = registry.resolve_params(entry, {"tasks_per_iter": 2, **bad}, key="params")
         entry.func(pb, params, np.random.default_rng(0), lambda p, W: True)
-    assert err.value.key.startswith("solver.params.")
+    assert err.value.key.startswith("params.") and next(iter(bad)) in err.value.key
     assert pb.counter[0] == 0, "checked before any sample is drawn"
 
 

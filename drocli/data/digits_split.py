@@ -8,29 +8,36 @@ level's validation data, as the paper uses the test split)."""
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.data.cache import count_param
-from drocli.data.libsvm import load_digits_bin
-from drocli.errors import DrocliError
+from drocli.registry import Params
+
+
+class DigitsSplitParams(Params):
+    """Stand-in for a1a / w1a (spec 004 §6.3): binarised digits, one digit vs the rest."""
+
+    threshold: int = Field(8, ge=1, le=16, description="pixel >= threshold is 1 (of 0..16)")
+    positive: int = Field(0, ge=0, le=9, description="the digit labelled +1")
+    n_train: int = Field(1000, ge=1, lt=1797, description="training rows; the other of the "
+                         "1797 rows are the test (validation) part")
 
 
 @registry.data(
     "digits_split",
-    params={"threshold": 8, "positive": 0, "n_train": 1000},
+    params=DigitsSplitParams,
+    memory=lambda params: 1797 * (8 * 65 + 16),
     description="offline stand-in for a1a / w1a (spec 004 §6.3): binarised digits, one digit "
                 "vs the rest, a seeded train / test split",
 )
 def load(params: dict, seed: int) -> GroupedData:
     """digits_bin rows permuted by the seed: the first n_train train, the rest test."""
-    full = load_digits_bin({"threshold": params.get("threshold", 8),
-                            "positive": params.get("positive", 0)}, seed)
+    entry = registry.get("data", "digits_bin")
+    full = entry.func(registry.resolve_params(entry, {"threshold": params["threshold"],
+                                                      "positive": params["positive"]}), seed)
     n = full.X_train.shape[0]
-    n_tr = count_param(params, "n_train", 1000, minimum=1)
-    if n_tr >= n:
-        raise DrocliError(f"n_train must be below the {n} digits, got {n_tr}",
-                          key="data.params.n_train", fix="n_train: 1000")
+    n_tr = params["n_train"]
     perm = np.random.default_rng(seed).permutation(n)
     tr, te = np.sort(perm[:n_tr]), np.sort(perm[n_tr:])
     X, y = full.X_train, full.y_train

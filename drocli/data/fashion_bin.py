@@ -8,13 +8,13 @@ uniformly without replacement by the data seed (a8a: 22,696 train; w8a: 49,749).
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.data.cache import count_param
 from drocli.data.fashion_mnist import CLASSES, N_CLASSES, NAME, locate
 from drocli.data.idx import read_image_splits
-from drocli.errors import DrocliError
+from drocli.registry import Params, auto
 
 
 def binary_pooled(raw: np.ndarray, threshold: int, pool: int) -> np.ndarray:
@@ -26,24 +26,36 @@ def binary_pooled(raw: np.ndarray, threshold: int, pool: int) -> np.ndarray:
     return img.reshape(n, k, pool, k, pool).max(axis=(2, 4)).reshape(n, k * k).astype(np.float64)
 
 
+class FashionBinParams(Params):
+    """Stand-in for a8a / w8a (spec 004 §6): Fashion-MNIST binarised and max-pooled."""
+
+    path: str | None = auto("folder of the Fashion-MNIST IDX files; auto: as fashion_mnist",
+                            legacy="")
+    positive: int = Field(8, ge=0, le=9, description="the class labelled 1 (8: Bag)")
+    threshold: int = Field(128, ge=1, le=255, description="pixel >= threshold is 1")
+    pool: int = Field(2, ge=1, le=28, description="max-pooling window (2: 196 features)")
+    n_train: int = Field(20000, ge=1, description="training rows drawn with the seed")
+    n_test: int = Field(5000, ge=1, description="test rows drawn with the seed")
+
+
+def memory(params: dict) -> int:
+    """Bytes of the raw images read (70,000 x 784 uint8) and the pooled float rows kept."""
+    d = (28 // params["pool"]) ** 2
+    return 70000 * 784 + (params["n_train"] + params["n_test"]) * (8 * d + 16)
+
+
 @registry.data(
     "fashion_bin",
     preflight=locate,
-    params={"path": "", "positive": 8, "threshold": 128, "pool": 2, "n_train": 20000,
-            "n_test": 5000},
+    params=FashionBinParams,
+    memory=memory,
     description="offline stand-in for a8a / w8a (spec 004 §6): Fashion-MNIST binarised and "
                 "max-pooled (196 binary features), one class vs the rest",
 )
 def load(params: dict, seed: int) -> GroupedData:
     """Binarise, pool and subsample (module docstring)."""
-    pos = params.get("positive", 8)
-    if isinstance(pos, bool) or pos not in range(N_CLASSES):
-        raise DrocliError(f"positive must be a class 0..9, got {pos!r}",
-                          key="data.params.positive", fix="positive: 8 (Bag)")
-    thr = count_param(params, "threshold", 128, minimum=1)
-    pool = count_param(params, "pool", 2, minimum=1)
-    n_tr = count_param(params, "n_train", 20000, minimum=1)
-    n_te = count_param(params, "n_test", 5000, minimum=1)
+    pos, thr, pool = params["positive"], params["threshold"], params["pool"]
+    n_tr, n_te = params["n_train"], params["n_test"]
     raw, _ = read_image_splits(NAME, locate(params), "Fashion-MNIST", N_CLASSES)
     rng_tr, rng_te = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     out = []

@@ -27,6 +27,7 @@ at the current lower iterates (the plotted quantity, spec §3.5 default), val_er
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field, model_validator
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit, log_expit
 
@@ -35,6 +36,7 @@ from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.psd import FlooredSPD
 from drocli.problems.counted import CountedOracles
+from drocli.registry import Params, auto
 
 KEY = "problem.params"
 NEWTON_TOL = 1e-10
@@ -234,10 +236,35 @@ class BilevelWeightsProblem(CountedOracles):
         return out
 
 
+class BilevelWeightsParams(Params):
+    """The example-weight bilevel problem of App. E (spec 004 §3.1-3.3)."""
+
+    lam: float = Field(0.01, gt=0, description="l2 weight of the lower problems ([UNSPEC], "
+                       "spec §3.1)")
+    tasks: int = Field(1, ge=1, description="m, the lower problems (E.1: 1; E.2: 200 or 500)")
+    sigma_range: list[float] = Field([1.0, 11.0], min_length=2, max_length=2,
+                                     description="task temperatures sigma_i ~ U[low, high] "
+                                     "(E.2: [1, 11])")
+    task_seed: int = Field(0, ge=0, description="seed of the sigma_i draw (drawn once)")
+    n_val: int | None = auto("validation rows drawn once from the test part (E.2: 100); "
+                             "auto: every test row", ge=1)
+    val_seed: int = Field(0, ge=0, description="seed of the validation draw")
+    bias: bool = Field(True, description="append a constant-1 feature")
+    exact: bool = Field(True, description="also record the exact F(p) and hypergradient norm "
+                        "(a Newton lower solve per evaluation)")
+
+    @model_validator(mode="after")
+    def _range(self):
+        lo, hi = self.sigma_range
+        if not 0 < lo <= hi:
+            raise ValueError("sigma_range must be [low, high] with 0 < low <= high")
+        return self
+
+
 @registry.problem(
     "bilevel_weights",
-    params={"lam": 0.01, "tasks": 1, "sigma_range": [1.0, 11.0], "task_seed": 0, "n_val": 0,
-            "val_seed": 0, "bias": True, "exact": True},
+    params=BilevelWeightsParams,
+    metrics=("objective", "val_error", "objective_exact", "hypergrad_norm"),
     family="bilevel",
     description="per-example training weights by (multi-task) stochastic bilevel optimisation: "
                 "validation logistic loss over lower weighted-logistic problems "
@@ -246,8 +273,6 @@ class BilevelWeightsProblem(CountedOracles):
 def make(data: GroupedData, params: dict) -> BilevelWeightsProblem:
     """Build the example-weight bilevel problem (E.1: tasks 1; E.2: tasks m, n_val 100)."""
     return BilevelWeightsProblem(
-        data, lam=float(params.get("lam", 0.01)), tasks=int(params.get("tasks", 1)),
-        sigma_range=params.get("sigma_range", [1.0, 11.0]),
-        task_seed=int(params.get("task_seed", 0)), n_val=int(params.get("n_val", 0)),
-        val_seed=int(params.get("val_seed", 0)), bias=bool(params.get("bias", True)),
-        exact=bool(params.get("exact", True)))
+        data, lam=params["lam"], tasks=params["tasks"], sigma_range=params["sigma_range"],
+        task_seed=params["task_seed"], n_val=params["n_val"] or 0, val_seed=params["val_seed"],
+        bias=params["bias"], exact=params["exact"])

@@ -1,22 +1,46 @@
 """drocli.solvers.bilevel: SVRB, RSVRB / RE-RSVRB (Guo, Hu, Zhang & Yang, spec 004 §2) and
 the baselines of its Appendix E (STABLE, TTSA, BSA, stocBiO, spec §3.4) on the
-`bilevel_weights` problem. Shared glue: parameter checks and the step schedules of E.1."""
+`bilevel_weights` problem. Shared glue: parameter models and the step schedules of E.1."""
 
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
-from drocli.errors import DrocliError
 from drocli.ops.psd import FlooredSPD
-from drocli.solvers.checks import KEY, positive  # noqa: F401  (re-exported)
+from drocli.registry import Params, auto
 
 
-def count(params: dict, name: str, minimum: int = 1) -> int:
-    v = params.get(name)
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise DrocliError(f"{name} must be an integer >= {minimum}, got {v!r}",
-                          key=f"{KEY}.{name}", fix=f"e.g. {name}: 32")
-    return v
+class Batches(Params):
+    """Minibatch sizes of the single-loop methods (App. E.1: 32 / 32 [UNSPEC], spec §3.1)."""
+
+    batch: int = Field(32, ge=1, description="lower-level (training) minibatch per task "
+                       "and iteration")
+    batch_val: int = Field(32, ge=1, description="upper-level (validation) minibatch")
+
+
+class StormSteps(Params):
+    """E.1's step rule of the STORM methods: eta_t = tau_t = (t + c0)^(-1/3)."""
+
+    c0: float = Field(100.0, gt=0, description="offset c0 of the decay (t + c0)^(-1/3) "
+                      "(App. E.1)")
+    gamma: float = Field(1.0, gt=0, description="upper (x) step multiplier (tuned, "
+                         "experiments/tuning/)")
+    nonneg: bool = Field(False, description="clip the weights p at 0 (spec P14; the figures "
+                         "use true)")
+
+
+class NeumannSteps(Params):
+    """The non-VR baselines' E.1 step rule (t + c0)^(-1/2) and their Neumann series
+    (tau0 = 10: lower step 0.1 at t = 0)."""
+
+    c0: float = Field(100.0, gt=0, description="offset c0 of the decay (t + c0)^(-1/2) "
+                      "(App. E.1)")
+    gamma: float = Field(1.0, gt=0, description="upper (x) step multiplier (tuned)")
+    tau0: float = Field(10.0, gt=0, description="lower (y) step multiplier (tuned)")
+    L: float | None = auto("Neumann constant L (eta_N = 1 / L); auto: the problem's "
+                           "smoothness L_g", legacy=0.0, gt=0)
+    nonneg: bool = Field(False, description="clip the weights p at 0 (spec P14)")
 
 
 def decay(t: int, c0: float, power: float) -> float:

@@ -13,24 +13,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.errors import DrocliError
-from drocli.solvers.bilevel import KEY, clip_weights, count, decay, positive
-
-# E.1 defaults shared by BSA / TTSA / stocBiO (tau0 = 10: lower step 0.1 at t = 0, c0 = 100)
-NEUMANN_PARAMS = {"c0": 100.0, "gamma": 1.0, "tau0": 10.0, "L": 0.0, "nonneg": False}
+from drocli.solvers.bilevel import Batches, NeumannSteps, clip_weights, decay
 
 
 def smoothness(problem, params: dict) -> float:
-    """The Neumann constant L (= 1 / eta_N): param L, 0 meaning problem.L_g."""
-    L = float(params.get("L", 0.0))
-    if L == 0.0:
-        return float(problem.L_g)
-    if not (L > 0 and math.isfinite(L)):
-        raise DrocliError(f"L must be > 0 (or 0 for problem.L_g), got {L}", key=f"{KEY}.L",
-                          fix="L: 0.0 (the lower smoothness bound L_g)")
-    return L
+    """The Neumann constant L (= 1 / eta_N): param L, auto meaning problem.L_g."""
+    return float(params["L"] or problem.L_g)
 
 
 def neumann_gw(hvp, vec: np.ndarray, k: int, N: int, L: float) -> np.ndarray:
@@ -66,9 +57,16 @@ def lower_sgd(problem, rng, p, w, i: int, b: int, tau: float, steps: int) -> np.
     return w
 
 
+class BSAParams(Batches, NeumannSteps):
+    """BSA's parameters ([RECON] spec 004 §3.4 with App. E.1's step rule)."""
+
+    N: int = Field(10, ge=1, description="Neumann terms of the Hessian inverse")
+    inner_max: int = Field(10, ge=1, description="cap on the inner lower-level steps")
+
+
 @registry.solver(
     "bsa",
-    params={"batch": 32, "batch_val": 32, "N": 10, "inner_max": 10, **NEUMANN_PARAMS},
+    params=BSAParams,
     family="bilevel",
     description="BSA: double-loop stochastic bilevel approximation with a Neumann Hessian "
                 "inverse (Ghadimi & Wang 2018; baseline of Guo, Hu, Zhang & Yang, App. E)",
@@ -79,10 +77,10 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     inner_max) warm-started lower SGD steps of tau0 eta_t^2, then forms its GW-HIA
     hypergradient h_i (N terms, L); p <- p - gamma eta_t sum_i h_i (E.2: all m tasks).
     Samples per outer step: m (T_in b + b_val + k_i b + b), k_i ~ U{0..N-1}."""
-    b, bv, N = count(params, "batch"), count(params, "batch_val"), count(params, "N")
-    inner_max = count(params, "inner_max")
-    c0, gamma, tau0 = positive(params, "c0"), positive(params, "gamma"), positive(params, "tau0")
-    L, nonneg = smoothness(problem, params), bool(params.get("nonneg", False))
+    b, bv, N = params["batch"], params["batch_val"], params["N"]
+    inner_max = params["inner_max"]
+    c0, gamma, tau0 = params["c0"], params["gamma"], params["tau0"]
+    L, nonneg = smoothness(problem, params), params["nonneg"]
     p, W = problem.zero_point()
     keep = monitor(p, W)
     t = 0

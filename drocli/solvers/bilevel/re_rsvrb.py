@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.solvers.bilevel import count, positive
-from drocli.solvers.bilevel.rsvrb import COMMON, run
+from drocli.solvers.bilevel.rsvrb import TaskSampling, run
 
 
 def stage_schedule(eta1: float, T1: int, c_beta: float):
@@ -33,10 +33,20 @@ def stage_schedule(eta1: float, T1: int, c_beta: float):
     return schedule
 
 
+class RERSVRBParams(TaskSampling):
+    """RE-RSVRB's parameters (Algorithm 3: stages with eta / sqrt(2), length x 2)."""
+
+    eta1: float = Field(0.01, gt=0, description="first stage's step (tuned)")
+    stage_iters: int = Field(500, ge=1, description="first stage's length in iterations")
+    c_beta: float = Field(10.0, gt=0, description="STORM weight min(1, c_beta eta^2)")
+    gamma: float = Field(1.0, gt=0, description="upper (x) step multiplier")
+    tau: float = Field(0.5, gt=0, description="lower (y) step multiplier")
+    nonneg: bool = Field(False, description="clip the weights p at 0 (spec P14)")
+
+
 @registry.solver(
     "re_rsvrb",
-    params={**COMMON, "eta1": 0.01, "stage_iters": 500, "c_beta": 10.0, "gamma": 1.0,
-            "tau": 0.5, "nonneg": False},
+    params=RERSVRBParams,
     family="bilevel",
     description="RE-RSVRB: RSVRB restarted in stages, step / sqrt(2) and stage length x 2 "
                 "(Guo, Hu, Zhang & Yang, Algorithm 3)",
@@ -47,7 +57,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     tasks, lazy H [RECON]) with constant steps per stage, eta_1 = eta1, T_1 = stage_iters,
     eta / sqrt(2) and T x 2 per stage, warm start of all state; x step eta_k gamma d, y step
     eta_k tau G_i, STORM weight min(1, c_beta eta_k^2)."""
-    eta1, c_beta = positive(params, "eta1"), positive(params, "c_beta")
-    gamma, tau = positive(params, "gamma"), positive(params, "tau")
-    schedule = stage_schedule(eta1, count(params, "stage_iters"), c_beta)
+    eta1, c_beta = params["eta1"], params["c_beta"]
+    gamma, tau = params["gamma"], params["tau"]
+    schedule = stage_schedule(eta1, params["stage_iters"], c_beta)
     return run(problem, params, rng, monitor, schedule, gamma, tau)

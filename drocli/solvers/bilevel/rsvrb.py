@@ -27,13 +27,13 @@ Samples: m init_batch (batch + batch_val) once, then S (batch + batch_val) per i
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.psd import FlooredSPD
-from drocli.solvers.bilevel import KEY, clip_weights, count, decay, positive, storm_lower
-
-COMMON = {"batch": 32, "batch_val": 32, "init_batch": 4, "tasks_per_iter": 10, "tasks_d": 0}
+from drocli.registry import auto
+from drocli.solvers.bilevel import Batches, StormSteps, clip_weights, decay, storm_lower
 
 
 class TaskEstimators:
@@ -94,13 +94,13 @@ class TaskEstimators:
 
 def sizes(problem, params: dict) -> tuple[int, int, int, int, int]:
     """(batch, batch_val, init_batch, S, S_d), checked; S_d = 0 means S_d = S."""
-    b, bv, b0 = count(params, "batch"), count(params, "batch_val"), count(params, "init_batch")
-    S = count(params, "tasks_per_iter")
-    Sd = count(params, "tasks_d", minimum=0) or S
+    b, bv, b0 = params["batch"], params["batch_val"], params["init_batch"]
+    S = params["tasks_per_iter"]
+    Sd = params["tasks_d"] or S
     for name, val in (("tasks_per_iter", S), ("tasks_d", Sd)):
         if val > problem.m:
             raise DrocliError(f"{name} = {val} exceeds the number of tasks m = {problem.m}",
-                              key=f"{KEY}.{name}", fix=f"{name}: {problem.m} or less")
+                              key=f"params.{name}", fix=f"{name}: {problem.m} or less")
     return b, bv, b0, S, Sd
 
 
@@ -109,7 +109,7 @@ def run(problem, params: dict, rng: np.random.Generator, monitor, schedule, gamm
     """The RSVRB iteration (Algorithm 2, order of operations of spec §2.3) with the step
     schedule `schedule(t) -> (eta_t, tau_t, beta_t)` (RSVRB: E.1 decay; RE-RSVRB: stages)."""
     b, bv, b0, S, Sd = sizes(problem, params)
-    nonneg = bool(params.get("nonneg", False))
+    nonneg = params["nonneg"]
     m = problem.m
     weight = m / S                                           # 1 / pi_i
     p, W = problem.zero_point()
@@ -142,9 +142,26 @@ def run(problem, params: dict, rng: np.random.Generator, monitor, schedule, gamm
     return p, W
 
 
+class TaskSampling(Batches):
+    """Batches and task sampling of RSVRB / RE-RSVRB (Algorithms 2-3; spec 004 §2.3-2.4)."""
+
+    init_batch: int = Field(4, ge=1, description="start-up estimates on init_batch x the "
+                            "batches")
+    tasks_per_iter: int = Field(10, ge=1, description="S, tasks sampled per iteration "
+                                "without replacement (increments x m / S)")
+    tasks_d: int | None = auto("S_d, other tasks of the d estimate; auto: S", ge=1)
+
+
+class RSVRBParams(TaskSampling, StormSteps):
+    """RSVRB's parameters (Algorithm 2 with App. E.1's schedules)."""
+
+    beta: float = Field(10.0, gt=0, description="STORM weight min(1, beta eta_t^2)")
+    tau: float = Field(1.0, gt=0, description="lower (y) step multiplier")
+
+
 @registry.solver(
     "rsvrb",
-    params={**COMMON, "c0": 100.0, "beta": 10.0, "gamma": 1.0, "tau": 1.0, "nonneg": False},
+    params=RSVRBParams,
     family="bilevel",
     description="RSVRB: randomized (task-sampling) STORM bilevel method for m lower problems "
                 "(Guo, Hu, Zhang & Yang, Algorithm 2)",
@@ -155,8 +172,8 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     estimators and d; x step eta_t gamma d, y step tau_t tau G_i. [RECON] tasks_per_iter
     tasks per iteration scaled by m/S, d over tasks_d (0: = tasks_per_iter) uniform tasks,
     lazy H. d tracks the task MEAN of the hypergradients (pitfall 15: fold m into gamma)."""
-    c0, beta = positive(params, "c0"), positive(params, "beta")
-    gamma, tau = positive(params, "gamma"), positive(params, "tau")
+    c0, beta = params["c0"], params["beta"]
+    gamma, tau = params["gamma"], params["tau"]
 
     def schedule(t):
         eta = decay(t, c0, 1.0 / 3.0)

@@ -10,16 +10,25 @@ Hxy is stored as diag(alpha) X~ (spec §3.2): Hxy q = alpha * (X~ q), Hxy^T d = 
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.ops.psd import FlooredSPD
-from drocli.solvers.bilevel import clip_weights, count, decay, positive, storm_lower
+from drocli.solvers.bilevel import Batches, StormSteps, clip_weights, decay, storm_lower
+
+
+class STABLEParams(Batches, StormSteps):
+    """STABLE's parameters ([RECON] spec 004 §3.4 with App. E.1's schedules)."""
+
+    init_batch: int = Field(4, ge=1, description="start-up estimates on init_batch x the "
+                            "batches")
+    beta: float = Field(10.0, gt=0, description="STORM weight min(1, beta eta_t^2)")
+    tau0: float = Field(1.0, gt=0, description="lower (y) step multiplier")
 
 
 @registry.solver(
     "stable",
-    params={"batch": 32, "batch_val": 32, "init_batch": 4, "c0": 100.0, "beta": 10.0,
-            "gamma": 1.0, "tau0": 1.0, "nonneg": False},
+    params=STABLEParams,
     family="bilevel",
     description="STABLE: single-loop single-time-scale bilevel method with STORM Hessian and "
                 "Jacobian estimates (Chen et al. 2021; baseline of Guo, Hu, Zhang & Yang)",
@@ -32,10 +41,10 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     (b-batch) - Hyy_i^{-1} Hxy_i^T (p_{k+1} - p_k); then (Hxy_i, Hyy_i) STORM-updated on one
     fresh b-batch at both points. Start: plain estimates on one init_batch b batch per task.
     Samples: m init_batch b once, then m (b_val + 2 b) per iteration."""
-    b, bv, b0 = count(params, "batch"), count(params, "batch_val"), count(params, "init_batch")
-    c0, beta = positive(params, "c0"), positive(params, "beta")
-    gamma, tau0 = positive(params, "gamma"), positive(params, "tau0")
-    nonneg = bool(params.get("nonneg", False))
+    b, bv, b0 = params["batch"], params["batch_val"], params["init_batch"]
+    c0, beta = params["c0"], params["beta"]
+    gamma, tau0 = params["gamma"], params["tau0"]
+    nonneg = params["nonneg"]
     X, m = problem.X, problem.m
     p, W = problem.zero_point()
     keep = monitor(p, W)

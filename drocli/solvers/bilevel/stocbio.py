@@ -8,10 +8,11 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.solvers.bilevel import clip_weights, count, decay, positive
-from drocli.solvers.bilevel.bsa import NEUMANN_PARAMS, cross_hypergrad, lower_sgd, smoothness
+from drocli.solvers.bilevel import NeumannSteps, clip_weights, decay
+from drocli.solvers.bilevel.bsa import cross_hypergrad, lower_sgd, smoothness
 
 
 def neumann_stocbio(hvp, vec: np.ndarray, Q: int, eta: float) -> np.ndarray:
@@ -26,9 +27,17 @@ def neumann_stocbio(hvp, vec: np.ndarray, Q: int, eta: float) -> np.ndarray:
     return eta * acc
 
 
+class StocBiOParams(NeumannSteps):
+    """stocBiO's parameters ([RECON] spec 004 §3.4 with App. E.1's step rule)."""
+
+    batch_big: int = Field(128, ge=1, description="the large minibatch of every estimate")
+    inner: int = Field(10, ge=1, description="inner lower-level steps per outer step")
+    Q: int = Field(10, ge=1, description="Neumann terms of the Hessian inverse")
+
+
 @registry.solver(
     "stocbio",
-    params={"batch_big": 128, "inner": 10, "Q": 10, **NEUMANN_PARAMS},
+    params=StocBiOParams,
     family="bilevel",
     description="stocBiO: double-loop large-batch stochastic bilevel method with a Neumann "
                 "Hessian inverse (Ji, Yang & Liang 2021; baseline of Guo, Hu, Zhang & Yang)",
@@ -40,9 +49,9 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     @ HIA(grad_w f(D_F)) with the stocBiO HIA (Q batches B_q, eta_N = 1/L), all of size
     batch_big; p <- p - gamma eta_t sum_i h_i (E.2: all m tasks).
     Samples per outer step: m (inner + Q + 2) batch_big."""
-    bb, inner, Q = count(params, "batch_big"), count(params, "inner"), count(params, "Q")
-    c0, gamma, tau0 = positive(params, "c0"), positive(params, "gamma"), positive(params, "tau0")
-    eta_N, nonneg = 1.0 / smoothness(problem, params), bool(params.get("nonneg", False))
+    bb, inner, Q = params["batch_big"], params["inner"], params["Q"]
+    c0, gamma, tau0 = params["c0"], params["gamma"], params["tau0"]
+    eta_N, nonneg = 1.0 / smoothness(problem, params), params["nonneg"]
 
     def hvp(p, w, i, u):                 # Hess_ww g_i(p, w; fresh batch_big rows) @ u
         return problem.hess_vec(p, w, problem.draw_train(rng, bb), u, i)

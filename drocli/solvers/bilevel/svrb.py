@@ -13,17 +13,29 @@ weight p_j moves each iteration.
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.psd import FlooredSPD, ball_clip
-from drocli.solvers.bilevel import clip_weights, count, decay, positive, storm_lower
+from drocli.registry import auto
+from drocli.solvers.bilevel import Batches, StormSteps, clip_weights, decay, storm_lower
+
+
+class SVRBParams(Batches, StormSteps):
+    """SVRB's parameters (Algorithm 1 with App. E.1's schedules; spec 004 §2.2, §3.1)."""
+
+    init_batch: int = Field(4, ge=1, description="start-up estimates on init_batch x the "
+                            "batches (P1)")
+    beta: float = Field(10.0, gt=0, description="STORM weight min(1, beta eta_t^2)")
+    tau: float = Field(1.0, gt=0, description="lower (y) step multiplier")
+    C_fy: float | None = auto("radius of the projection of v; auto: inactive (infinite, "
+                              "spec §3.1)", legacy=0.0, gt=0)
 
 
 @registry.solver(
     "svrb",
-    params={"batch": 32, "batch_val": 32, "init_batch": 4, "c0": 100.0, "beta": 10.0,
-            "gamma": 1.0, "tau": 1.0, "C_fy": 0.0, "nonneg": False},
+    params=SVRBParams,
     family="bilevel",
     description="SVRB: single-loop STORM bilevel method, Hessian inverse from the projected "
                 "estimate (Guo, Hu, Zhang & Yang, Algorithm 1)",
@@ -37,11 +49,11 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     if problem.m != 1:
         raise DrocliError(f"svrb solves one lower problem, the problem has {problem.m}",
                           key="problem.params.tasks", fix="tasks: 1, or use rsvrb / re_rsvrb")
-    b, bv, b0 = count(params, "batch"), count(params, "batch_val"), count(params, "init_batch")
-    c0, beta = positive(params, "c0"), positive(params, "beta")
-    gamma, tau = positive(params, "gamma"), positive(params, "tau")
-    C_fy = float(params.get("C_fy", 0.0)) or np.inf        # 0: no projection of v
-    nonneg = bool(params.get("nonneg", False))
+    b, bv, b0 = params["batch"], params["batch_val"], params["init_batch"]
+    c0, beta = params["c0"], params["beta"]
+    gamma, tau = params["gamma"], params["tau"]
+    C_fy = params["C_fy"] or np.inf        # 0: no projection of v
+    nonneg = params["nonneg"]
     lam, X = problem.lam, problem.X
     p, W = problem.zero_point()
     w = W[0]

@@ -11,14 +11,14 @@ step then decays FASTER than the upper one, the reverse of TTSA's two time scale
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.errors import DrocliError
-from drocli.solvers.bilevel import KEY, clip_weights, count, decay, positive
-from drocli.solvers.bilevel.bsa import NEUMANN_PARAMS, gw_hypergrad, lower_sgd, smoothness
-
-STEPS = ("literal", "theory")
+from drocli.solvers.bilevel import Batches, NeumannSteps, clip_weights, decay
+from drocli.solvers.bilevel.bsa import gw_hypergrad, lower_sgd, smoothness
 
 
 def step_sizes(t: int, c0: float, gamma: float, tau0: float, steps: str) -> tuple:
@@ -29,9 +29,18 @@ def step_sizes(t: int, c0: float, gamma: float, tau0: float, steps: str) -> tupl
     return gamma * eta, tau0 * eta * eta
 
 
+class TTSAParams(Batches, NeumannSteps):
+    """TTSA's parameters ([RECON] spec 004 §3.4 with App. E.1's step rule)."""
+
+    N: int = Field(10, ge=1, description="Neumann terms of the Hessian inverse (k ~ U{0..N-1})")
+    steps: Literal["literal", "theory"] = Field(
+        "literal", description="literal: App. E.1's rule (reverses TTSA's time scales); "
+        "theory: TTSA's own rates")
+
+
 @registry.solver(
     "ttsa",
-    params={"batch": 32, "batch_val": 32, "N": 10, "steps": "literal", **NEUMANN_PARAMS},
+    params=TTSAParams,
     family="bilevel",
     description="TTSA: single-loop two-time-scale stochastic bilevel method with a Neumann "
                 "Hessian inverse (Hong et al. 2020; baseline of Guo, Hu, Zhang & Yang, App. E)",
@@ -42,13 +51,10 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     iteration and task i: w_i <- w_i - tau_t grad_w g_i(p, w_i; b-batch), then the GW-HIA
     hypergradient h_i(p, w_i) (N terms, L); p <- p - eta_t sum_i h_i (E.2: all m tasks).
     Samples per iteration: m (b + b_val + k_i b + b), k_i ~ U{0..N-1}."""
-    b, bv, N = count(params, "batch"), count(params, "batch_val"), count(params, "N")
-    c0, gamma, tau0 = positive(params, "c0"), positive(params, "gamma"), positive(params, "tau0")
-    steps = params.get("steps", "literal")
-    if steps not in STEPS:
-        raise DrocliError(f"unknown step rule {steps!r}", key=f"{KEY}.steps",
-                          fix="steps: literal (paper E.1) or theory (TTSA's rates)")
-    L, nonneg = smoothness(problem, params), bool(params.get("nonneg", False))
+    b, bv, N = params["batch"], params["batch_val"], params["N"]
+    c0, gamma, tau0 = params["c0"], params["gamma"], params["tau0"]
+    steps = params["steps"]
+    L, nonneg = smoothness(problem, params), params["nonneg"]
     p, W = problem.zero_point()
     keep = monitor(p, W)
     t = 0
