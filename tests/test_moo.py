@@ -17,8 +17,15 @@ from drocli.problems.multiobjective import (
     preference_grid,
     tch_optimum_u,
 )
-from drocli.solvers.moo.omd_tch import AdaptiveConversion, run
+from drocli.solvers.moo.omd_tch import AdaptiveConversion
+from drocli.solvers.moo.omd_tch import run as _run
 from tests.conftest import StepMonitor
+
+
+def run(problem, params, rng, monitor, adaptive):
+    """Algorithm 1 (+2) with params resolved by the omd_tch model, as the runner does."""
+    entry = registry.get("solver", "omd_tch")
+    return _run(problem, registry.resolve_params(entry, params), rng, monitor, adaptive)
 
 
 def test_registered():

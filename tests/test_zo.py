@@ -11,11 +11,15 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from drocli.data.mero_regression import load as load_regression
 from drocli.monitor import Monitor
 from drocli.ops import zo_estimators as zo
-from drocli.problems.mero_regression import make as make_regression
 from drocli.solvers.zo import fo_smd, zo_smd
+from tests.conftest import plugin
+
+load_regression = plugin("data", "mero_regression")
+make_regression = plugin("problem", "mero_regression")
+ZO_DEFAULTS = zo_smd.ZOSMDParams().model_dump()
+FO_DEFAULTS = fo_smd.FOSMDParams().model_dump()
 
 N = 40000   # estimates averaged per check
 Z = 5.0     # tolerance in standard errors (per coordinate, family-wise over d coordinates)
@@ -234,7 +238,7 @@ def _run(solver, problem, params, rounds, seed=0):
 @pytest.mark.parametrize("loss", ["squared", "absolute"])
 def test_zo_smd_counts_its_oracle_calls_and_converges(regression_data, loss):
     p = make_regression(regression_data, {"loss": loss})
-    mon, last, cost = _run(zo_smd.solve, p, dict(zo_smd.PARAMS), 3000)
+    mon, last, cost = _run(zo_smd.solve, p, dict(ZO_DEFAULTS), 3000)
     assert p.oracle_calls == 3000 * cost
     assert cost == (5 if loss == "squared" else 6) * p.m * 10
     assert last["iteration"] == 3000
@@ -245,13 +249,13 @@ def test_zo_smd_counts_its_oracle_calls_and_converges(regression_data, loss):
 
 def test_fo_smd_beats_zo_per_iteration_and_gdro_trades_excess_for_risk(regression_data):
     p = make_regression(regression_data, {"loss": "squared"})
-    _, fo, cost_fo = _run(fo_smd.solve, p, dict(fo_smd.PARAMS), 2000)
+    _, fo, cost_fo = _run(fo_smd.solve, p, dict(FO_DEFAULTS), 2000)
     assert cost_fo == 3 * p.m * 10
     p = make_regression(regression_data, {"loss": "squared"})
-    _, zo_, _ = _run(zo_smd.solve, p, dict(zo_smd.PARAMS), 2000)
+    _, zo_, _ = _run(zo_smd.solve, p, dict(ZO_DEFAULTS), 2000)
     assert fo["est_err"] < zo_["est_err"]
     p = make_regression(regression_data, {"loss": "squared"})
-    _, gd, cost_gd = _run(zo_smd.solve, p, {**zo_smd.PARAMS, "gdro": True}, 2000)
+    _, gd, cost_gd = _run(zo_smd.solve, p, {**ZO_DEFAULTS, "gdro": True}, 2000)
     assert cost_gd == 2 * p.m * 10 and "est_err" not in gd
     assert gd["mer"] > zo_["mer"] and gd["max_risk"] < zo_["max_risk"]
 
@@ -326,9 +330,9 @@ def test_compiled_estimates_match_the_numpy_references(regression_data, mode):
 @pytest.mark.parametrize("loss", ["squared", "absolute"])
 def test_shared_directions_variant_runs_and_converges(regression_data, loss):
     p = make_regression(regression_data, {"loss": loss})
-    _, last, cost = _run(zo_smd.solve, p, {**zo_smd.PARAMS, "share_directions": True}, 2000)
+    _, last, cost = _run(zo_smd.solve, p, {**ZO_DEFAULTS, "share_directions": True}, 2000)
     assert p.oracle_calls == 2000 * cost
     assert np.isfinite(last["gap"]) and last["est_err"] < 0.2
     p2 = make_regression(regression_data, {"loss": loss})
-    _, other, _ = _run(zo_smd.solve, p2, dict(zo_smd.PARAMS), 2000)
+    _, other, _ = _run(zo_smd.solve, p2, dict(ZO_DEFAULTS), 2000)
     assert other["gap"] != last["gap"]      # the flag changes the algorithm

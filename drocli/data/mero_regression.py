@@ -13,33 +13,42 @@ y_train = sigma (m,), g_train = 0..m-1; info holds the same as "w_star" and "sig
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field, model_validator
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.errors import DrocliError
+from drocli.registry import Params
 
 KEY = "data.params"
 
 
+class MERORegressionDataParams(Params):
+    """m regression laws with heterogeneous noise ([RECON] spec 001 §3.1)."""
+
+    groups: int = Field(10, ge=2, description="m, the groups (laws)")
+    dim: int = Field(20, ge=1, description="d, the feature dimension")
+    sigma_min: float = Field(0.1, gt=0, description="smallest noise level (sigma_i evenly "
+                             "spaced from sigma_min to sigma_max)")
+    sigma_max: float = Field(1.0, gt=0, description="largest noise level")
+
+    @model_validator(mode="after")
+    def _order(self):
+        if self.sigma_min > self.sigma_max:
+            raise ValueError("need sigma_min <= sigma_max")
+        return self
+
+
 @registry.data(
     "mero_regression",
-    params={"groups": 10, "dim": 20, "sigma_min": 0.1, "sigma_max": 1.0},
+    params=MERORegressionDataParams,
+    memory=lambda params: 16 * params["groups"] * (params["dim"] + 1),
     description="paper 001 (reconstructed): m linear-regression laws with heterogeneous "
                 "Gaussian noise, w*_i on the unit sphere (spec 001 §3.1)",
 )
 def load(params: dict, seed: int) -> GroupedData:
     """w*_i = g_i / ||g_i||, g_i ~ N(0, I_d) from default_rng(seed); sigma_i on a linspace."""
-    m = int(params.get("groups", 10))
-    d = int(params.get("dim", 20))
-    lo = float(params.get("sigma_min", 0.1))
-    hi = float(params.get("sigma_max", 1.0))
-    if m < 2 or d < 1:
-        raise DrocliError(f"need groups >= 2 and dim >= 1, got groups={m}, dim={d}", key=KEY,
-                          fix="e.g. groups: 10, dim: 20")
-    if not (0 < lo <= hi):
-        raise DrocliError(f"need 0 < sigma_min <= sigma_max, got {lo}, {hi}", key=KEY,
-                          fix="e.g. sigma_min: 0.1, sigma_max: 1.0 (sigma > 0 keeps the "
-                              "absolute-loss risks smooth)")
+    m, d = params["groups"], params["dim"]
+    lo, hi = float(params["sigma_min"]), float(params["sigma_max"])
     rng = np.random.default_rng(seed)
     g = rng.standard_normal((m, d))
     W = g / np.linalg.norm(g, axis=1, keepdims=True)

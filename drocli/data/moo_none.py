@@ -15,7 +15,7 @@ from drocli.data.base import GroupedData
 
 @registry.data(
     "moo_none",
-    params={},
+    memory=lambda params: 0,
     description="paper 003: no data (closed-form synthetic multi-objective problems)",
 )
 def load(params: dict, seed: int) -> GroupedData:

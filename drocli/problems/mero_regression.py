@@ -26,8 +26,10 @@ and stored in `opt` / info["opt"].
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 from scipy.optimize import minimize
 
 from drocli import registry
@@ -35,6 +37,7 @@ from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.jit import njit
 from drocli.problems.counted import CountedOracles
+from drocli.registry import Params
 
 LOSSES = ("squared", "absolute")
 LOSS_IDS = {"squared": 0, "absolute": 1}
@@ -233,9 +236,23 @@ class MERORegressionProblem(CountedOracles):
         return out
 
 
+class MERORegressionParams(Params):
+    """MERO on heterogeneous-noise regression ([RECON] spec 001 §3.1, §3.4)."""
+
+    loss: Literal["squared", "absolute"] = Field(
+        "squared", description="squared (E1, smooth) or absolute (E2, non-smooth)")
+    radius: float = Field(2.0, gt=0, description="l2 ball radius of w")
+    per_group: bool = Field(False, description="also record each group's risk and excess "
+                            "risk (excess_g<i>, risk_g<i>)")
+    inner_iters: int = Field(2000, ge=1, description="iterations of the exact inner "
+                             "minimum behind the duality gap metric")
+
+
 @registry.problem(
     "mero_regression",
-    params={"loss": "squared", "radius": 2.0, "per_group": False, "inner_iters": 2000},
+    params=MERORegressionParams,
+    metrics=("mer", "mer_minus_opt", "max_risk", "iteration", "gap", "est_err",
+             "est_err_mean", "excess_g*", "risk_g*"),
     family="zo_mero",
     description="paper 001 (reconstructed): MERO on heterogeneous-noise regression, "
                 "closed-form risks (squared: smooth E1; absolute: non-smooth E2)",
@@ -245,11 +262,6 @@ def make(data: GroupedData, params: dict) -> MERORegressionProblem:
     if data.info.get("kind") != "distribution":
         raise DrocliError("problem mero_regression needs the mero_regression data source",
                           key="data.name", fix="data: {name: mero_regression}")
-    iters = params.get("inner_iters", 2000)
-    if int(iters) != iters or iters < 1:
-        raise DrocliError(f"inner_iters must be an integer >= 1, got {iters}",
-                          key="problem.params.inner_iters", fix="e.g. inner_iters: 2000")
-    return MERORegressionProblem(data, loss=params.get("loss", "squared"),
-                                 radius=float(params.get("radius", 2.0)),
-                                 per_group=bool(params.get("per_group", False)),
-                                 inner_iters=int(iters))
+    return MERORegressionProblem(data, loss=params["loss"], radius=params["radius"],
+                                 per_group=params["per_group"],
+                                 inner_iters=params["inner_iters"])

@@ -28,12 +28,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from pydantic import Field, field_validator
 from scipy.optimize import brentq, minimize_scalar
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.problems.counted import CountedOracles
+from drocli.registry import Params
 
 KEY = "problem.params"
 HV_REF = (1.0, 1.0)
@@ -199,15 +201,34 @@ class VLMOP2Problem(CountedOracles):
         return out
 
 
+class VLMOP2Params(Params):
+    """VLMOP2 with a Tchebycheff preference (paper 003 §6.1, App. B.1; spec §3.1)."""
+
+    dim: int = Field(10, ge=1, description="d, the decision dimension (paper: 10)")
+    pref: float | list[float] = Field(
+        0.5, description="preference w: w1 in (0, 1), read as (w1, 1 - w1), or [w1, w2] > 0 "
+        "summing to 1 (the paper clips its grid to [0.01, 0.99])")
+    box_eps: float = Field(0.0, ge=0, lt=1, description="box [-1 + eps, 1 - eps]^d: 0 is the "
+                           "paper's, 1e-5 the official code's")
+
+    @field_validator("pref")
+    @classmethod
+    def _pref(cls, v):
+        w = [v, 1.0 - v] if not isinstance(v, list) else v
+        if len(w) != 2 or min(w) <= 0 or abs(sum(w) - 1.0) > 1e-9:
+            raise ValueError("pref must be w1 in (0, 1) or [w1, w2] > 0 summing to 1")
+        return v
+
+
 @registry.problem(
     "vlmop2",
-    params={"dim": 10, "pref": 0.5, "box_eps": 0.0},
-    accepts={"pref": (list,)},
+    params=VLMOP2Params,
+    metrics=("f1", "f2", "tch", "tch_gap", "eq_err", "ray_dist", "front_dist",
+             "endpoint_dist", "hv", "iteration", "theta_*"),
     family="moo",
     description="paper 003: VLMOP2 (d = 10, box [-1, 1]^d) with a Tchebycheff preference w, "
                 "analytic Pareto front",
 )
 def make(data: GroupedData, params: dict) -> VLMOP2Problem:
     """Build VLMOP2 (spec 003 §3.1.1) for preference w = (pref, 1 - pref) or pref = [w1, w2]."""
-    return VLMOP2Problem(dim=params.get("dim", 10), pref=params.get("pref", 0.5),
-                         box_eps=float(params.get("box_eps", 0.0)))
+    return VLMOP2Problem(dim=params["dim"], pref=params["pref"], box_eps=params["box_eps"])

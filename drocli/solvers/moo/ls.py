@@ -17,17 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.errors import DrocliError
-
-
-def check_eta(params: dict, default: float, where: str = "eta") -> float:
-    eta = float(params.get(where, default))
-    if not eta > 0:
-        raise DrocliError(f"{where} must be > 0, got {eta}", key=f"solvers.params.{where}",
-                          fix=f"the paper's VLMOP2 value is {default}")
-    return eta
+from drocli.registry import Params
 
 
 def last_iterate_loop(problem, rng: np.random.Generator, monitor,
@@ -52,14 +45,16 @@ def ls_direction(w: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray
     return lambda F, J: w @ J
 
 
-PARAMS = {
-    "eta": 0.01,   # [PAPER App. B.1] VLMOP2: η = 0.01 for LS and TCH
-}
+class LSParams(Params):
+    """LS's step (paper 003 App. B.1)."""
+
+    eta: float = Field(0.01, gt=0, description="step η ([PAPER App. B.1] VLMOP2: 0.01 for LS "
+                       "and TCH)")
 
 
 @registry.solver(
     "ls",
-    params=dict(PARAMS),
+    params=LSParams,
     family="moo",
     description="LS (paper 003 baseline): projected GD on the linear scalarization Σ w_i f_i, "
                 "last iterate",
@@ -67,5 +62,5 @@ PARAMS = {
 def solve_ls(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
     """Linear scalarization (Liu et al. 2024, §4.1 baseline; spec 003 §1.3, §2.5):
     θ ← Π_Θ(θ - η Σ_i w_i ∇f_i(θ)), η = 0.01, output the last iterate."""
-    eta = check_eta(params, PARAMS["eta"])
+    eta = params["eta"]
     return last_iterate_loop(problem, rng, monitor, ls_direction(problem.w), eta)

@@ -23,38 +23,21 @@ The any-time output after t iterations (what the monitor records) is θ̄^(t) / 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.errors import DrocliError
 from drocli.ops.adaptive_conversion import AdaptiveConversion
 from drocli.ops.simplex import project_simplex
-
-VARIANTS = ("gd", "eg")
-OUTPUTS = ("average", "last")
-
-
-def _check(params: dict):
-    variant = params.get("variant", "gd")
-    if variant not in VARIANTS:
-        raise DrocliError(f"unknown variant {variant!r}", key="solvers.params.variant",
-                          fix="gd (projected gradient on λ, eq. 10) or eg (exponentiated, "
-                              "eq. 11)")
-    output = params.get("output", "average")
-    if output not in OUTPUTS:
-        raise DrocliError(f"unknown output {output!r}", key="solvers.params.output",
-                          fix="average (the paper's conversion) or last (last iterate)")
-    eta_t = float(params.get("eta_theta", 0.02))
-    eta_l = float(params.get("eta_lambda", 1.0))
-    if not (eta_t > 0 and eta_l >= 0):
-        raise DrocliError(f"need eta_theta > 0 and eta_lambda >= 0, got {eta_t}, {eta_l}",
-                          key="solvers.params", fix="the paper's VLMOP2 values: 0.02 and 1.0")
-    return variant, output, eta_t, eta_l
+from drocli.registry import Params
 
 
 def run(problem, params: dict, rng: np.random.Generator, monitor, adaptive: bool) -> np.ndarray:
     """Algorithm 1 (+ Algorithm 2 when adaptive) driven by the monitor; returns the output θ."""
-    variant, output, eta_t, eta_l = _check(params)
+    variant, output = params["variant"], params["output"]
+    eta_t, eta_l = float(params["eta_theta"]), float(params["eta_lambda"])
     m = problem.m
     w = np.asarray(problem.w, dtype=np.float64)
     theta = np.asarray(problem.initial(rng), dtype=np.float64)
@@ -89,17 +72,23 @@ def run(problem, params: dict, rng: np.random.Generator, monitor, adaptive: bool
     return point()
 
 
-PARAMS = {
-    "eta_theta": 0.02,   # [PAPER App. B.1] VLMOP2: η_θ = 0.02 for all (Ada)OMD variants
-    "eta_lambda": 1.0,   # [PAPER App. B.1] VLMOP2: η_λ = 1.0 (gd and eg)
-    "variant": "gd",     # "gd": PGD on λ (eq. 10); "eg": exponentiated gradient (eq. 11)
-    "output": "average",  # the paper's conversion; "last": last iterate (diagnostic)
-}
+class OMDTCHParams(Params):
+    """(Ada)OMD-TCH's steps and λ update (paper 003 App. B.1, eqs. (10)-(11))."""
+
+    eta_theta: float = Field(0.02, gt=0, description="θ step η_θ ([PAPER App. B.1] VLMOP2: "
+                             "0.02 for all (Ada)OMD variants)")
+    eta_lambda: float = Field(1.0, ge=0, description="λ step η_λ ([PAPER App. B.1] VLMOP2: "
+                              "1.0, gd and eg)")
+    variant: Literal["gd", "eg"] = Field("gd", description="gd: projected GD on λ (eq. 10); "
+                                         "eg: exponentiated gradient (eq. 11)")
+    output: Literal["average", "last"] = Field(
+        "average", description="average: the paper's conversion; last: the last iterate "
+        "(diagnostic)")
 
 
 @registry.solver(
     "omd_tch",
-    params=dict(PARAMS),
+    params=OMDTCHParams,
     family="moo",
     description="OMD-TCH (Liu et al. 2024, Algorithm 1): OMD on θ and λ, uniform average",
 )
@@ -110,7 +99,7 @@ def solve_omd_tch(problem, params: dict, rng: np.random.Generator, monitor) -> n
 
 @registry.solver(
     "ada_omd_tch",
-    params=dict(PARAMS),
+    params=OMDTCHParams,
     family="moo",
     description="AdaOMD-TCH (Liu et al. 2024, Algorithms 1+2): OMD-TCH with the adaptive "
                 "online-to-batch conversion over non-dominated iterates",

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.errors import DrocliError
-from drocli.solvers.moo.ls import check_eta, last_iterate_loop
+from drocli.registry import Params
+from drocli.solvers.moo.ls import last_iterate_loop
 
 
 def stch_value(F, w, mu: float) -> float:
@@ -40,15 +41,16 @@ def stch_direction(w, mu: float) -> Callable[[np.ndarray, np.ndarray], np.ndarra
     return lambda F, J: (stch_weights(F, w, mu) * w) @ J
 
 
-PARAMS = {
-    "eta": 0.02,   # [CODE] VLMOP2 command line --step-size 0.02 (spec §2.5)
-    "mu": 0.01,    # [CODE] smoothing μ (spec §2.5)
-}
+class STCHParams(Params):
+    """STCH's step and smoothing (the code of paper 003, spec §2.5)."""
+
+    eta: float = Field(0.02, gt=0, description="step η ([CODE] --step-size 0.02)")
+    mu: float = Field(0.01, gt=0, description="smoothing μ ([CODE] 0.01)")
 
 
 @registry.solver(
     "stch",
-    params=dict(PARAMS),
+    params=STCHParams,
     family="moo",
     description="STCH (code of paper 003, not in its figures): projected GD on the smooth "
                 "Tchebycheff μ log Σ exp(w_i f_i / μ), last iterate",
@@ -56,9 +58,6 @@ PARAMS = {
 def solve_stch(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
     """Smooth Tchebycheff (Lin et al. 2024; Liu et al. 2024 spec 003 §1.3, §2.5): θ ← Π_Θ(θ -
     η Σ_i softmax_i(w∘f/μ) w_i ∇f_i(θ)), η = 0.02, μ = 0.01, output the last iterate."""
-    eta = check_eta(params, PARAMS["eta"])
-    mu = float(params.get("mu", PARAMS["mu"]))
-    if not mu > 0:
-        raise DrocliError(f"mu must be > 0, got {mu}", key="solvers.params.mu",
-                          fix="the code's value is 0.01")
+    eta = params["eta"]
+    mu = params["mu"]
     return last_iterate_loop(problem, rng, monitor, stch_direction(problem.w, mu), eta)

@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.solvers.moo.ls import check_eta, last_iterate_loop
+from drocli.registry import Params
+from drocli.solvers.moo.ls import last_iterate_loop
 
 
 def tch_direction(w, weighted: bool = False) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -32,15 +34,17 @@ def tch_direction(w, weighted: bool = False) -> Callable[[np.ndarray, np.ndarray
     return direction
 
 
-PARAMS = {
-    "eta": 0.01,        # [PAPER App. B.1] VLMOP2: η = 0.01 for LS and TCH
-    "weighted": False,  # [CODE] ∇f_{i*} (LibMOON `tche`); true: w_{i*}∇f_{i*} (spec pitfall 7)
-}
+class TCHParams(Params):
+    """TCH's step and subgradient (paper 003 App. B.1; spec pitfall 7)."""
+
+    eta: float = Field(0.01, gt=0, description="step η ([PAPER App. B.1] VLMOP2: 0.01)")
+    weighted: bool = Field(False, description="false: step along ∇f_{i*} as the code "
+                           "(LibMOON `tche`); true: the literal w_{i*}∇f_{i*} (pitfall 7)")
 
 
 @registry.solver(
     "tch",
-    params=dict(PARAMS),
+    params=TCHParams,
     family="moo",
     description="TCH (paper 003 baseline): projected subgradient descent on max_i w_i f_i "
                 "(step along the unweighted ∇f_{i*}, as the code), last iterate",
@@ -48,6 +52,5 @@ PARAMS = {
 def solve_tch(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
     """Vanilla Tchebycheff (Liu et al. 2024, §4.1 baseline; spec 003 §1.3, §2.5):
     i* = argmax_i w_i f_i(θ), θ ← Π_Θ(θ - η ∇f_{i*}(θ)), η = 0.01, output the last iterate."""
-    eta = check_eta(params, PARAMS["eta"])
-    weighted = bool(params.get("weighted", False))
+    eta, weighted = params["eta"], params["weighted"]
     return last_iterate_loop(problem, rng, monitor, tch_direction(problem.w, weighted), eta)

@@ -13,17 +13,15 @@ from __future__ import annotations
 import numpy as np
 
 from drocli import registry
-from drocli.solvers.zo.zo_smd import run
-
-PARAMS = {
-    "smoothness": "auto",  # schedule of Theorem 3 (smooth) or 7 (non-smooth), d removed
-    "r": 10,               # mini-batch per group and round
-    "gdro": False,         # True: R_i^* = 0 (GDRO)
-    "eta_scale": 1.0,      # [RECON] spec §3.2 --eta-scale
-}
+from drocli.solvers.zo.zo_smd import SMDBase, run
 
 
-@registry.solver("fo_smd", params=dict(PARAMS), family="zo_mero",
+class FOSMDParams(SMDBase):
+    """FO-SMD's parameters ([RECON] spec 001 §3.2): ZO-SMD's schedules of Theorem 3
+    (smooth) or 7 (non-smooth) with d removed; r is the mini-batch per group and round."""
+
+
+@registry.solver("fo_smd", params=FOSMDParams, family="zo_mero",
                  description="FO-SMD for MERO (reconstructed baseline after Zhang & Tu 2023): "
                              "ZO-SMD's loop with stochastic gradients")
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:

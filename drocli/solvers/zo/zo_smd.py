@@ -25,16 +25,17 @@ The first-order counterpart (`fo_smd`) shares this kernel (mode 2).
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
-from drocli.errors import DrocliError
 from drocli.ops import zo_estimators as zo
 from drocli.ops.jit import njit
 from drocli.ops.kernels import log_normalize_probs
+from drocli.registry import Params
 
-SMOOTHNESS = ("auto", "smooth", "nonsmooth")
 BLOCK = 64      # rounds of samples and directions drawn per rng call (checkpoint independent)
 MODE_SMOOTH, MODE_NONSMOOTH, MODE_FO = 0, 1, 2
 
@@ -193,22 +194,12 @@ def round_cost(mode: int, gdro: bool, m: int, r: int) -> int:
 def run(problem, params: dict, rng: np.random.Generator, monitor, first_order: bool):
     """Shared driver of zo_smd and fo_smd: draws samples/directions in blocks, runs the kernel
     between checkpoints, reports (wbar_t, qbar_t) and the R_i^* estimates wbar_t^(i)."""
-    smooth = params.get("smoothness", "auto")
-    if smooth not in SMOOTHNESS:
-        raise DrocliError(f"unknown smoothness {smooth!r}", key="solvers.params.smoothness",
-                          fix="use one of " + ", ".join(SMOOTHNESS))
+    smooth = params["smoothness"]
     is_smooth = problem.smooth if smooth == "auto" else smooth == "smooth"
-    pair = params.get("pair", "gauss")
-    if pair not in zo.PAIRS:
-        raise DrocliError(f"unknown direction pair {pair!r}", key="solvers.params.pair",
-                          fix="use one of " + ", ".join(zo.PAIRS))
-    r = int(params.get("r", 10))
-    if r < 1:
-        raise DrocliError(f"r must be >= 1, got {r}", key="solvers.params.r", fix="e.g. r: 10")
-    gdro = bool(params.get("gdro", False))
-    share = bool(params.get("share_directions", False))
-    eta_scale = float(params.get("eta_scale", 1.0))
-    mu_scale = float(params.get("mu_scale", 1.0))
+    pair = params["pair"]
+    r = int(params["r"])
+    gdro, share = bool(params["gdro"]), bool(params["share_directions"])
+    eta_scale, mu_scale = float(params["eta_scale"]), float(params["mu_scale"])
     mode = MODE_FO if first_order else (MODE_SMOOTH if is_smooth else MODE_NONSMOOTH)
     m, d, R = problem.m, problem.d, problem.radius
     cost = round_cost(mode, gdro, m, r)
@@ -288,18 +279,32 @@ def run(problem, params: dict, rng: np.random.Generator, monitor, first_order: b
     return wb, qb
 
 
-PARAMS = {
-    "smoothness": "auto",  # auto: Algorithm 1 for a smooth loss, Algorithm 2 otherwise
-    "r": 10,               # [RECON] spec §3.3: mini-batch = directions per estimate
-    "pair": "gauss",       # non-smooth direction pair (spec §1.4(b)): gauss | ball | ball_sphere
-    "gdro": False,         # True: R_i^* = 0, the GDRO contrast (spec §3.2 zo-smd-gdro)
-    "share_directions": False,  # True: one set of r directions per round for all i, stages
-    "eta_scale": 1.0,      # multiplier of every step (1 = Theorems 2-3 / 6-7)
-    "mu_scale": 1.0,       # multiplier of the smoothing radii (1 = the theorems)
-}
+class SMDBase(Params):
+    """Shared by ZO-SMD and FO-SMD (spec 001 §3.2-3.3)."""
+
+    smoothness: Literal["auto", "smooth", "nonsmooth"] = Field(
+        "auto", description="schedule of Algorithm 1 (smooth) or 2 (non-smooth); auto: "
+        "from the problem's loss")
+    r: int = Field(10, ge=1, description="mini-batch = directions per estimate ([RECON] "
+                   "spec §3.3)")
+    gdro: bool = Field(False, description="R_i^* = 0: the GDRO contrast (spec §3.2 "
+                       "zo-smd-gdro)")
+    eta_scale: float = Field(1.0, gt=0, description="multiplier of every step (1 = Theorems "
+                             "2-3 / 6-7)")
 
 
-@registry.solver("zo_smd", params=dict(PARAMS), family="zo_mero",
+class ZOSMDParams(SMDBase):
+    """ZO-SMD's parameters (Gu & Xu 2024, Algorithms 1-2; spec 001 §1.4, §3.3)."""
+
+    pair: Literal["gauss", "ball", "ball_sphere"] = Field(
+        "gauss", description="non-smooth direction pair (spec §1.4(b))")
+    share_directions: bool = Field(False, description="one set of r directions per round "
+                                   "for all i and stages")
+    mu_scale: float = Field(1.0, gt=0, description="multiplier of the smoothing radii (1 = "
+                            "the theorems)")
+
+
+@registry.solver("zo_smd", params=ZOSMDParams, family="zo_mero",
                  description="ZO-SMD (Gu & Xu 2024, Algorithms 1-2): zeroth-order SMD for "
                              "MERO with concurrent R_i^* chains; gdro=True: GDRO contrast")
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
