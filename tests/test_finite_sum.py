@@ -19,7 +19,7 @@ from drocli.errors import DrocliError
 from drocli.monitor import Monitor
 from drocli.ops import samplers as S
 from drocli.problems.finite_sum import FiniteSumProblem, delta_norms, vr_estimate
-from drocli.problems.finite_sum import make as make_problem
+from tests.conftest import plugin
 
 SAMPLERS = ("uniform", "importance", "optimal", "osmd", "adaosmd")
 
@@ -478,7 +478,7 @@ def test_compiled_steps_match_numpy_reference(obj, mu):
     assert p.oracle_calls - c0 == 2 * b * T + p.n * int((coins < rho).sum())
     xr, wr = np_lsvrg(p, U, coins, 0.05, rho, x0.copy(), x0 * 0.5)
     assert np.allclose(x, xr, rtol=1e-11, atol=1e-12) and np.allclose(w, wr)
-    th = theorem3(p, {"sampler": "uniform", "mu": 0.05}, b)
+    th = theorem3(p, _lk({"sampler": "uniform", "mu": 0.05}), b)
     v, z, w = x0.copy(), -x0, x0 * 0.5
     snap_s, snap_c, gw = p.snapshot(w)
     lkatyusha_chunk(p.A, p.y, p.obj, p.mu, p.row_sq, np.zeros(p.d), z, v, w, gw, snap_s, snap_c,
@@ -494,12 +494,12 @@ def test_theorem3_parameters_and_L_rules():
     p = ls_problem(n=50, d=4, nu=1.0)
     for sampler, L in [("uniform", p.L_max), ("importance", p.L_bar), ("optimal", p.L_bar),
                        ("adaosmd", 0.4 * p.L_max + 0.6 * p.L_bar)]:
-        th = theorem3(p, {"sampler": sampler}, 1)
+        th = theorem3(p, _lk({"sampler": sampler}), 1)
         kappa = p.strong_convexity / L
         assert th["L"] == pytest.approx(L) and th["kappa"] == pytest.approx(kappa)
         assert th["theta1"] == pytest.approx(min(np.sqrt(2 * kappa * p.n / 3), 0.5))
         assert th["eta"] == pytest.approx(1 / (3 * th["theta1"])) and th["theta2"] == 0.5
-    th = theorem3(p, {"sampler": "uniform", "L_rule": "expected_smoothness"}, 5)
+    th = theorem3(p, _lk({"sampler": "uniform", "L_rule": "expected_smoothness"}), 5)
     assert th["L"] == pytest.approx(p.L_F + (p.L_max - p.L_F) / 5)
     wide = make_problem(load_regression({"n": 3, "d": 5}, 0), {})
     with pytest.raises(DrocliError, match="mu > 0"):
@@ -547,3 +547,11 @@ def test_oracle_counts_and_status():
         run("l_svrg", p, 100, batch=0)
     with pytest.raises(DrocliError):
         run("l_svrg", p, 100, rho=2.0)
+
+
+make_problem = plugin("problem", "finite_sum")
+
+
+def _lk(params: dict) -> dict:
+    """L-Katyusha params resolved by its model, as the runner passes them."""
+    return registry.resolve_params(registry.get("solver", "l_katyusha"), params)

@@ -13,7 +13,6 @@ import pytest
 from drocli import registry
 from drocli.cells import Cell
 from drocli.data.base import GroupedData
-from drocli.data.regression_synthetic import load as load_regression
 from drocli.errors import DrocliError
 from drocli.monitor import Monitor
 from drocli.ops import samplers as S
@@ -24,8 +23,11 @@ from drocli.problems.finite_sum_mlp import (
     mlp_vr_estimate,
     pytorch_init,
 )
-from drocli.problems.finite_sum_mlp import make as make_mlp
 from drocli.runner import execute
+from tests.conftest import plugin
+
+load_regression = plugin("data", "regression_synthetic")
+make_mlp = plugin("problem", "finite_sum_mlp")
 
 SAMPLERS = ("uniform", "importance", "optimal", "osmd", "adaosmd")
 
@@ -285,11 +287,9 @@ def test_per_panel_tables_and_linear_only_solvers():
     with pytest.raises(DrocliError, match="no step for nu = 0.5"):
         run(p2, 600, step=table)
     with pytest.raises(DrocliError, match="linear finite-sum"):
-        registry.get("solver", "sgd").func(p, {"step": 0.1}, np.random.default_rng(0),
-                                           Monitor(p, 100))
+        plugin("solver", "sgd")(p, {"step": 0.1}, np.random.default_rng(0), Monitor(p, 100))
     with pytest.raises(DrocliError, match="linear finite-sum"):
-        registry.get("solver", "l_katyusha").func(p, {}, np.random.default_rng(0),
-                                                  Monitor(p, 100))
+        plugin("solver", "l_katyusha")(p, {}, np.random.default_rng(0), Monitor(p, 100))
 
 
 def test_runner_contract_on_the_network(tmp_path, monkeypatch, capsys):

@@ -107,7 +107,7 @@ def expected_dense(n_features=6, rows=ROWS):
 
 def test_libsvm_registered_defaults():
     p = registry.get("data", "libsvm").defaults
-    assert p["name"] == "w8a" and p["n_features"] == 300 and p["path"] == ""
+    assert p["name"] == "w8a" and p["n_features"] == 300 and p["path"] is None
     assert registry.get("data", "libsvm").preflight is not None
 
 

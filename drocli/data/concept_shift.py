@@ -20,19 +20,32 @@ zeros (one group). An empty coordinate (no sample on it) is possible; x* by lsts
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.registry import Params
 
 NAME = "concept_shift"
 KEY = "data.params"
 
 
+class ConceptShiftParams(Params):
+    """Data model B of paper 002 (concept shift; [RECON] spec 002 §3.4)."""
+
+    n: int = Field(300, ge=1, description="samples")
+    d: int = Field(30, ge=1, description="one-hot dimension")
+    nu: float = Field(1.0, ge=0, description="concept shift: theta*_j = exp(N(0, nu^2))")
+    noise_std: float = Field(0.5, ge=0, description="target noise std")
+    value_mean: float = Field(1.0, description="mean of the one-hot values")
+    value_std: float = Field(0.1, ge=0, description="std of the one-hot values")
+
+
 @registry.data(
     NAME,
-    params={"n": 300, "d": 30, "nu": 1.0, "noise_std": 0.5, "value_mean": 1.0,
-            "value_std": 0.1},
+    params=ConceptShiftParams,
+    memory=lambda params: 8 * params["n"] * (params["d"] + 2),
     description="Zhao, Lyu & Kolar 2023 data model B: one-hot regression, theta*_j = "
                 "exp(N(0, nu^2)) (concept shift), L_i ~ 1",
 )

@@ -20,24 +20,62 @@ intercept: sparse binary features, imbalanced labels and heterogeneous ||z_i||^2
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.cache import cached_arrays, find_files, resolve
 from drocli.errors import DrocliError
+from drocli.registry import Params, auto
 
 NAME = "libsvm"
 KEY = "data.params"
 
 
+FILE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$"   # one path component, no "." or ".."
+
+
+class LIBSVMParams(Params):
+    """A binary LIBSVM file (spec 002 §3.7: w8a, 300 features)."""
+
+    name: str = Field("w8a", pattern=FILE_NAME, description="the file name in path or "
+                      "$DROCLI_DATA/libsvm/ (also name.gz)")
+    path: str | None = auto("folder of the file; auto: $DROCLI_DATA/libsvm/", legacy="")
+    n_features: int = Field(300, ge=1, description="dense feature count (w8a: 300, a1a: 123)")
+
+
+class LIBSVMPairParams(LIBSVMParams):
+    """A LIBSVM train file and its test file (paper 004: a1a + a1a.t, w8a + w8a.t)."""
+
+    name: str = Field("a1a", pattern=FILE_NAME, description="the train file name")
+    test_name: str | None = auto("the test file name; auto: name + '.t'", legacy="",
+                                 pattern=FILE_NAME)
+    n_features: int = Field(123, ge=1, description="dense feature count (a1a: 123, w8a: 300)")
+
+
+class DigitsBinParams(Params):
+    """Offline stand-in for w8a (spec 002 §6): binarised digits, one digit vs the rest."""
+
+    threshold: int | float = Field(8, gt=0, le=16, description="feature = 1[pixel >= "
+                                   "threshold] (pixels run 0..16)")
+    positive: int = Field(0, ge=0, le=9, description="the digit labelled 1")
+
+
+def _size_memory(params: dict) -> int:
+    """Dense features from the file's size: ~ 4 bytes of text per stored entry."""
+    try:
+        size = os.path.getsize(os.path.join(params["path"] or "", params["name"]))
+    except (OSError, TypeError):
+        size = 0
+    rows = max(1, size // 40)
+    return rows * 8 * (params["n_features"] + 1)
+
+
 def _name(params: dict) -> str:
-    name = str(params.get("name") or "").strip()
-    if not name or "/" in name or name in (".", ".."):
-        raise DrocliError(f"name must be a file name such as w8a, got {name!r}",
-                          key=f"{KEY}.name", fix="e.g. name: w8a (the file in path or "
-                          "$DROCLI_DATA/libsvm/)")
-    return name
+    return str(params["name"])
 
 
 def locate(params: dict):
@@ -60,11 +98,7 @@ def labels01(y: np.ndarray, file: str = "") -> np.ndarray:
 
 
 def _n_features(params: dict) -> int:
-    nf = params.get("n_features", 300)
-    if isinstance(nf, bool) or not isinstance(nf, int) or nf < 1:
-        raise DrocliError(f"n_features must be an integer >= 1, got {nf!r}",
-                          key=f"{KEY}.n_features", fix="n_features: 300 (w8a), 123 (a1a)")
-    return nf
+    return int(params["n_features"])
 
 
 def read_dense(file, nf: int) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +136,8 @@ def _info(file, X: np.ndarray, y: np.ndarray) -> dict:
 @registry.data(
     NAME,
     preflight=locate,
-    params={"name": "w8a", "path": "", "n_features": 300},
+    params=LIBSVMParams,
+    memory=_size_memory,
     description="a binary LIBSVM-format file (e.g. w8a) from path or $DROCLI_DATA/libsvm/, "
                 "labels mapped to {0, 1}, dense features, no intercept",
 )
@@ -124,7 +159,8 @@ def locate_pair(params: dict):
 @registry.data(
     "libsvm_pair",
     preflight=locate_pair,
-    params={"name": "a1a", "test_name": "", "path": "", "n_features": 123},
+    params=LIBSVMPairParams,
+    memory=lambda params: 2 * _size_memory(params),
     description="a LIBSVM train/test pair (a1a + a1a.t, w8a + w8a.t, ...) from path or "
                 "$DROCLI_DATA/libsvm/, labels {0, 1}, dense features, no intercept",
 )
@@ -142,20 +178,14 @@ def load_pair(params: dict, seed: int) -> GroupedData:
 
 @registry.data(
     "digits_bin",
-    params={"threshold": 8, "positive": 0},
+    params=DigitsBinParams,
+    memory=lambda params: 1797 * (8 * 64 + 16),
     description="offline stand-in for w8a (spec 002 §6): scikit-learn's bundled digits, "
                 "features 1[pixel >= threshold], label 1[digit == positive], no intercept",
 )
 def load_digits_bin(params: dict, seed: int) -> GroupedData:
     """Binarised digits, one digit vs the rest (module docstring); `seed` is unused."""
-    thr = float(params.get("threshold", 8))
-    pos = params.get("positive", 0)
-    if not 0 < thr <= 16:
-        raise DrocliError(f"threshold must lie in (0, 16], got {thr}", key=f"{KEY}.threshold",
-                          fix="threshold: 8 (pixels run 0..16)")
-    if isinstance(pos, bool) or pos not in range(10):
-        raise DrocliError(f"positive must be a digit 0..9, got {pos!r}", key=f"{KEY}.positive",
-                          fix="positive: 0")
+    thr, pos = float(params["threshold"]), params["positive"]
     from sklearn.datasets import load_digits
 
     X, digit = load_digits(return_X_y=True)

@@ -21,11 +21,15 @@ X_train holds the design matrix in float64 (the finite-sum problem needs float64
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.registry import Params
 
 KEY = "data.params"
 COV_MODES = ("paper", "zhao2021_std")
@@ -38,10 +42,26 @@ def sigma_diag(d: int, cond: float) -> np.ndarray:
     return cond ** (np.arange(d) / (d - 1) - 1.0)
 
 
+class RegressionSyntheticParams(Params):
+    """Data model A of paper 002 (spec 002 §3.1; sizes the captions do not print: §3.9)."""
+
+    n: int = Field(100, ge=1, description="samples")
+    d: int = Field(10, ge=1, description="features")
+    nu: float = Field(0.0, ge=0, description="log-normal per-sample scale: heterogeneity of "
+                      "the L_i (paper: 0, 0.5, 1)")
+    sigma: float = Field(1.0, ge=0, description="target noise std (paper: 0.1, 1, 10)")
+    cond: float = Field(25.0, ge=1, description="condition number of the feature covariance")
+    theta_mean: float = Field(10.0, description="mean of the true parameter's entries")
+    theta_std: float = Field(3.0, ge=0, description="std of the true parameter's entries")
+    cov_mode: Literal["paper", "zhao2021_std"] = Field(
+        "paper", description="feature scaling: the text's (paper) or the Zhao 2021 code's "
+        "standardised variant (module docstring)")
+
+
 @registry.data(
     "regression_synthetic",
-    params={"n": 100, "d": 10, "nu": 0.0, "sigma": 1.0, "cond": 25.0, "theta_mean": 10.0,
-            "theta_std": 3.0, "cov_mode": "paper"},
+    params=RegressionSyntheticParams,
+    memory=lambda params: 8 * params["n"] * (params["d"] + 2) + 8 * params["d"] ** 2,
     description="Zhao, Lyu & Kolar 2023 data model A: linear regression with log-normal "
                 "per-sample scales (nu) and Gaussian noise (sigma)",
 )

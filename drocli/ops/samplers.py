@@ -72,17 +72,6 @@ LOG_W_MAX = 700.0      # exp overflow guard for the expert weights (spec P6)
 W_MAX = 1e300          # larger weights: rebuild from log p~ instead
 C_MIN = 1e-150         # fold C into w below this
 
-# Defaults of the sampler parameters every finite-sum solver takes (spec 002 §2.5).
-SAMPLER_PARAMS = {
-    "sampler": "uniform",     # uniform | importance | optimal | osmd | adaosmd
-    "alpha": 0.4,             # [PAPER] probability floor alpha/n (OSMD, AdaOSMD)
-    "osmd_lr": 1e-6,          # [UNSPEC] OSMD learning rate (paper tunes it, §4.4; spec §8)
-    "abar_mode": "paper",     # paper: max_i ||grad f_i(x0)||; squared_over_n2: Zhao code (P5)
-    "eta_scale": 1.0,         # multiplier of the AdaOSMD expert learning rates (P5)
-    "duplicates": "add",      # add | overwrite: repeated indices in a mini-batch (P8)
-    "horizon": 0,             # T for AdaOSMD; 0: from the oracle budget
-}
-
 
 # ------------------------------------------------------------------------------------------
 # sum-tree, heap and floored-set primitives (one expert = one row of the 2-D arrays)
@@ -735,13 +724,13 @@ def make_sampler(name: str, n: int, *, batch: int = 1, L=None, alpha: float = 0.
 
 def sampler_from_params(params: dict, problem, *, batch: int, horizon: int,
                         abar: float) -> Sampler:
-    """The sampler a finite-sum solver's params ask for (SAMPLER_PARAMS keys)."""
+    """The sampler a finite-sum solver's params ask for (the fields of
+    `drocli.solvers.finite_sum.SamplerParams`)."""
     return make_sampler(
-        params.get("sampler", "uniform"), problem.n, batch=batch, L=problem.L,
-        alpha=float(params.get("alpha", 0.4)), osmd_lr=float(params.get("osmd_lr", 1e-6)),
-        horizon=horizon, abar=abar, abar_mode=params.get("abar_mode", "paper"),
-        eta_scale=float(params.get("eta_scale", 1.0)),
-        duplicates=params.get("duplicates", "add"))
+        params["sampler"], problem.n, batch=batch, L=problem.L, alpha=float(params["alpha"]),
+        osmd_lr=float(params["osmd_lr"]), horizon=horizon, abar=abar,
+        abar_mode=params["abar_mode"], eta_scale=float(params["eta_scale"]),
+        duplicates=params["duplicates"])
 
 
 class UniformStream:

@@ -27,8 +27,10 @@ counted). Per-sample gradients are grad f_i(x) = dphi(a_i.x; y_i) a_i + mu x.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
@@ -36,6 +38,7 @@ from drocli.errors import DrocliError
 from drocli.ops.jit import njit
 from drocli.ops.kernels import dot_row
 from drocli.problems.counted import CountedOracles
+from drocli.registry import Params
 
 LEAST_SQUARES = 0
 LOGISTIC = 1
@@ -368,11 +371,18 @@ def from_data(data: GroupedData, objective: str = "least_squares", mu: float = 0
                             name=data.name, info=data.info)
 
 
-@registry.problem("finite_sum", params={"objective": "least_squares", "mu": 0.0},
-                  family="finite_sum",
+class FiniteSumParams(Params):
+    """The convex finite sums of paper 002 (spec 002 §1.2, §3)."""
+
+    objective: Literal["least_squares", "logistic"] = Field(
+        "least_squares", description="least squares (data model A/B) or 0/1 logistic (w8a)")
+    mu: float = Field(0.0, ge=0, description="l2 term mu/2 ||x||^2 (logistic: spec P12)")
+
+
+@registry.problem("finite_sum", params=FiniteSumParams, family="finite_sum",
+                  metrics=("gap", "log10_gap", "loss", "dist2", "iteration"),
                   description="finite-sum convex problem (1/n) sum_i f_i(x): least squares or "
                               "0/1 logistic, + mu/2 ||x||^2 (Zhao, Lyu & Kolar 2023)")
 def make(data: GroupedData, params: dict) -> FiniteSumProblem:
     """Build the finite-sum problem (objective: least_squares | logistic; mu >= 0)."""
-    return from_data(data, objective=params.get("objective", "least_squares"),
-                     mu=float(params.get("mu", 0.0)))
+    return from_data(data, objective=params["objective"], mu=params["mu"])

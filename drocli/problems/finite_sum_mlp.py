@@ -38,12 +38,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.jit import njit
 from drocli.problems.counted import CountedOracles
+from drocli.registry import Params
 
 KEY = "problem.params"
 LOSS_FLOOR = 1e-300
@@ -346,14 +348,22 @@ def from_data(data: GroupedData, hidden: int = 10, standardize_y: bool = False,
                                info=data.info)
 
 
-@registry.problem("finite_sum_mlp",
-                  params={"hidden": 10, "standardize_y": False, "init_seed": -1},
-                  family="finite_sum",
+class FiniteSumMLPParams(Params):
+    """The two-layer ReLU network of paper 002 §4.4 ([RECON] spec §3.6)."""
+
+    hidden: int = Field(10, ge=1, description="hidden units (the paper's network: 10)")
+    standardize_y: bool = Field(False, description="standardise the targets (raw targets "
+                                "by default)")
+    init_seed: int = Field(-1, ge=-1, description="seed of the U(+-1/sqrt(fan_in)) "
+                           "initialisation; -1: the data seed (the run seed)")
+
+
+@registry.problem("finite_sum_mlp", params=FiniteSumMLPParams, family="finite_sum",
+                  metrics=("loss", "log10_loss", "grad_norm2", "iteration"),
                   description="finite-sum nonconvex problem: two-layer ReLU network, squared "
                               "error (Zhao, Lyu & Kolar 2023, §4.4)")
 def make(data: GroupedData, params: dict) -> MLPFiniteSumProblem:
     """Build the two-layer network problem (objective "mlp" of spec 002 §3.6): hidden units,
     standardize_y (default raw targets), init_seed (-1: the run's data seed)."""
-    return from_data(data, hidden=int(params.get("hidden", 10)),
-                     standardize_y=bool(params.get("standardize_y", False)),
-                     init_seed=int(params.get("init_seed", -1)))
+    return from_data(data, hidden=params["hidden"], standardize_y=params["standardize_y"],
+                     init_seed=params["init_seed"])

@@ -5,38 +5,76 @@ initial snapshot; the compiled loops live in the solver modules."""
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from pydantic import Field, field_validator
 
 from drocli.errors import DrocliError
-from drocli.ops.samplers import SAMPLER_PARAMS, UniformStream, sampler_from_params
-from drocli.solvers.checks import positive as _positive
+from drocli.ops.samplers import UniformStream, sampler_from_params
+from drocli.registry import Params, auto
 
 KEY = "solver.params"
-COMMON_PARAMS = {"batch": 1, **SAMPLER_PARAMS}
 
 
-def batch_size(params: dict) -> int:
-    b = int(params.get("batch", 1))
-    if b < 1:
-        raise DrocliError(f"batch must be >= 1, got {b}", key=f"{KEY}.batch", fix="e.g. batch: 1")
-    return b
+def _positive_table(v, name: str):
+    """A step: a number > 0, or a table {data key: {value: step or table}} (per panel)."""
+    if isinstance(v, dict):
+        if len(v) != 1 or not isinstance(next(iter(v.values())), dict):
+            raise ValueError(f"a {name} table maps one data value to steps ({STEP_TABLE_FIX})")
+        for sub in next(iter(v.values())).values():
+            _positive_table(sub, name)
+    elif isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
+        raise ValueError(f"{name} must be a finite number > 0 or a table ({STEP_TABLE_FIX})")
+    return v
+
+
+class SamplerParams(Params):
+    """Mini-batch and index sampler of every finite-sum solver (spec 002 §2.5)."""
+
+    batch: int = Field(1, ge=1, description="indices drawn per iteration")
+    sampler: Literal["uniform", "importance", "optimal", "osmd", "adaosmd"] = Field(
+        "uniform", description="index sampler: uniform, importance (p ~ L_i), optimal, "
+        "OSMD or AdaOSMD (Algorithm 3 / 4)")
+    alpha: float = Field(0.4, ge=0, le=1, description="probability floor alpha / n of OSMD "
+                         "and AdaOSMD ([PAPER] 0.4)")
+    osmd_lr: float | dict = Field(1e-6, description="OSMD learning rate ([UNSPEC]; the paper "
+                                  "tunes it, §4.4, spec §8), or a per-panel table")
+    abar_mode: Literal["paper", "squared_over_n2"] = Field(
+        "paper", description="a-bar: paper = max_i ||grad f_i(x0)||; squared_over_n2 = the "
+        "Zhao code's (pitfall P5)")
+    eta_scale: float = Field(1.0, gt=0, description="multiplier of the AdaOSMD expert "
+                             "learning rates (P5)")
+    duplicates: Literal["add", "overwrite"] = Field(
+        "add", description="repeated indices in a mini-batch: add or overwrite (P8)")
+    horizon: int | None = auto("T AdaOSMD is tuned for; auto: the iterations the oracle "
+                               "budget buys", ge=1)
+
+    @field_validator("osmd_lr")
+    @classmethod
+    def _osmd_lr(cls, v):
+        return _positive_table(v, "osmd_lr")
+
+
+class StepParams(SamplerParams):
+    """A constant step, or a table of steps per data panel (Figs. 1-2, 5)."""
+
+    step: float | dict = Field(0.1, description="constant step, or a table keyed by a value "
+                               "the data record, e.g. {nu: {0.0: 0.1, 0.5: 0.05}} (captions "
+                               "of Figs. 1-2; tuned per panel for Fig. 5)")
+
+    @field_validator("step")
+    @classmethod
+    def _step(cls, v):
+        return _positive_table(v, "step")
 
 
 def snapshot_prob(params: dict, n: int) -> float:
-    """rho: the snapshot refresh probability; 0 means the paper's 1/n (spec 002 §2.5)."""
-    rho = float(params.get("rho", 0.0))
-    if not 0.0 <= rho <= 1.0:
-        raise DrocliError(f"rho must lie in [0, 1], got {rho}", key=f"{KEY}.rho",
-                          fix="rho: 0.0 (= 1/n, the paper's choice)")
-    return 1.0 / n if rho == 0.0 else rho
+    """rho: the snapshot refresh probability; auto means the paper's 1/n (spec 002 §2.5)."""
+    return params["rho"] or 1.0 / n
 
 
 STEP_TABLE_FIX = "e.g. step: {nu: {0.0: 0.1, 0.5: 0.05, 1.0: 0.005}} (Fig. 1-2 captions)"
-
-
-def positive(params: dict, name: str) -> float:
-    return _positive(params, name, example=0.1)
 
 
 def step_size(params: dict, problem, name: str = "step") -> float:
@@ -61,15 +99,14 @@ def step_size(params: dict, problem, name: str = "step") -> float:
             raise DrocliError(f"no {name} for {by} = {have} in the table", key=f"{KEY}.{name}",
                               fix=f"add {have} to the table")
         v = hits[0]
-    return positive({name: v}, name)
+    return float(v)
 
 
 def horizon(params: dict, monitor, cost_per_iter: float) -> int:
     """T, the number of iterations AdaOSMD is tuned for: the `horizon` param, or the number
     of iterations the remaining oracle budget buys at the expected cost per iteration."""
-    T = int(params.get("horizon", 0) or 0)
-    if T > 0:
-        return T
+    if params["horizon"]:
+        return int(params["horizon"])
     left = max(1, monitor.budget - monitor.calls)
     return max(2, int(math.ceil(left / cost_per_iter)))
 

@@ -23,19 +23,21 @@ L_max for uniform ([TYPO] "for L-SVRG", P2), L-bar for importance and optimal,
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.jit import njit
 from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
 from drocli.problems.finite_sum import delta_norms, full_pass, vr_estimate
+from drocli.registry import auto
 from drocli.solvers.finite_sum import (
-    COMMON_PARAMS,
     KEY,
+    SamplerParams,
     Workspace,
-    batch_size,
     grad_norm_max,
     horizon,
     linear_only,
@@ -50,9 +52,6 @@ PAPER_L = {"uniform": "L_max", "importance": "L_bar", "optimal": "L_bar", "osmd"
 def smoothness_L(problem, rule: str, sampler: str, batch: int) -> float:
     """L of Algorithm 2 by rule: paper (per sampler, §4), L_max, L_bar, mixed
     (0.4 L_max + 0.6 L_bar) or expected_smoothness (L_F + (L_max - L_F)/b, spec §3.8)."""
-    if rule not in L_RULES:
-        raise DrocliError(f"unknown L_rule {rule!r}", key=f"{KEY}.L_rule",
-                          fix="use one of " + ", ".join(L_RULES))
     if rule == "paper":
         rule = PAPER_L[sampler]
     if rule == "L_max":
@@ -66,16 +65,15 @@ def smoothness_L(problem, rule: str, sampler: str, batch: int) -> float:
 
 def theorem3(problem, params: dict, batch: int) -> dict:
     """(L, mu, kappa, theta1, theta2, eta) of Theorem 3 with the overrides in params."""
-    L = float(params.get("L", 0.0)) or smoothness_L(problem, params.get("L_rule", "paper"),
-                                                     params.get("sampler", "uniform"), batch)
-    mu = float(params.get("mu", 0.0)) or problem.strong_convexity
+    L = params["L"] or smoothness_L(problem, params["L_rule"], params["sampler"], batch)
+    mu = params["mu"] or problem.strong_convexity
     if not (mu > 0 and L > 0):
         raise DrocliError(f"L-Katyusha needs mu > 0 and L > 0, got mu={mu:.3g}, L={L:.3g}",
                           key=f"{KEY}.mu", fix="give a strongly convex problem (problem "
                           "params mu > 0, or n >= d for least squares) or set solver mu")
     kappa = mu / L
-    theta2 = float(params.get("theta2", 0.5))
-    theta1 = float(params.get("theta1", 0.0)) or min(math.sqrt(2.0 * kappa * problem.n / 3.0),
+    theta2 = float(params["theta2"])
+    theta1 = params["theta1"] or min(math.sqrt(2.0 * kappa * problem.n / 3.0),
                                                      0.5)
     if not (0 < theta1 and 0 <= theta2 and theta1 + theta2 <= 1):
         raise DrocliError(f"need theta1 > 0, theta2 >= 0, theta1 + theta2 <= 1, got "
@@ -115,10 +113,26 @@ def lkatyusha_chunk(A, y, obj, mu, row_sq, x, z, v, w, gw, snap_s, snap_c, U, co
         sampler_update(ss, idx, ak, pk)
 
 
+class LKatyushaParams(SamplerParams):
+    """L-Katyusha's parameters (Algorithm 2 with Theorem 3's choices; spec 002 §2.2)."""
+
+    rho: float | None = auto("snapshot refresh probability; auto: 1/n (the paper's, "
+                             "spec 002 §2.5)", legacy=0.0, gt=0, le=1)
+    L_rule: Literal["paper", "L_max", "L_bar", "mixed", "expected_smoothness"] = Field(
+        "paper", description="the L of Algorithm 2: paper = per sampler (§4), L_max, L_bar, "
+        "mixed (0.4 L_max + 0.6 L_bar) or expected_smoothness (spec §3.8)")
+    L: float | None = auto("smoothness L; auto: by L_rule", legacy=0.0, gt=0)
+    mu: float | None = auto("strong convexity mu; auto: the problem's", legacy=0.0, gt=0)
+    theta1: float | None = auto("theta1; auto: min(sqrt(2 kappa n / 3), 1/2) (Theorem 3)",
+                                legacy=0.0, gt=0, le=1)
+    theta2: float = Field(0.5, ge=0, le=1, description="theta2 (Theorem 3: 1/2)")
+    eval_point: Literal["v", "x"] = Field("v", description="v: the paper's F(v^t); x: the "
+                                          "query point")
+
+
 @registry.solver(
     "l_katyusha",
-    params={"rho": 0.0, "L_rule": "paper", "L": 0.0, "mu": 0.0, "theta1": 0.0, "theta2": 0.5,
-            "eval_point": "v", **COMMON_PARAMS},
+    params=LKatyushaParams,
     family="finite_sum",
     description="L-Katyusha with uniform / importance / optimal / OSMD / AdaOSMD sampling, "
                 "Theorem 3 parameters (Zhao, Lyu & Kolar 2023, Algorithm 2)",
@@ -128,13 +142,10 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarra
     parameters and the per-sampler L of §4 (spec 002 §2.2); L, mu, theta1 > 0 override them.
     Returns v (or the query point x with eval_point: x)."""
     linear_only(problem, "l_katyusha")
-    b = batch_size(params)
+    b = params["batch"]
     n = problem.n
     rho = snapshot_prob(params, n)
-    eval_point = params.get("eval_point", "v")
-    if eval_point not in ("v", "x"):
-        raise DrocliError(f"unknown eval_point {eval_point!r}", key=f"{KEY}.eval_point",
-                          fix="use v (the paper's F(v^t)) or x")
+    eval_point = params["eval_point"]
     th = theorem3(problem, params, b)
     cost = 2.0 * b + rho * n
     v = problem.zero_point()

@@ -31,10 +31,10 @@ from drocli.ops.jit import njit
 from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
 from drocli.problems.finite_sum import delta_norms, full_pass, vr_estimate
 from drocli.problems.finite_sum_mlp import mlp_delta_norms, mlp_vr_estimate
+from drocli.registry import auto
 from drocli.solvers.finite_sum import (
-    COMMON_PARAMS,
+    StepParams,
     Workspace,
-    batch_size,
     grad_norm_max,
     horizon,
     snapshot_prob,
@@ -94,7 +94,7 @@ def lsvrg_mlp_chunk(A, y, H, row_sq, x, w, gw, snap_z, snap_r, U, coins, rho, st
 
 def _setup(params: dict, problem):
     """Batch b, step, refresh probability rho and the expected gradients per iteration."""
-    b = batch_size(params)
+    b = params["batch"]
     rho = snapshot_prob(params, problem.n)
     return b, step_size(params, problem), rho, 2.0 * b + rho * problem.n
 
@@ -127,11 +127,17 @@ def solve_mlp(problem, params: dict, rng: np.random.Generator, monitor) -> np.nd
     return x
 
 
+class LSVRGParams(StepParams):
+    """L-SVRG's parameters (Algorithm 1; spec 002 §2.1, §2.5)."""
+
+    rho: float | None = auto("snapshot refresh probability; auto: 1/n (the paper's, "
+                             "spec 002 §2.5)", legacy=0.0, gt=0, le=1)
+
+
 @registry.solver(
     "l_svrg",
-    params={"step": 0.1, "rho": 0.0, **COMMON_PARAMS},
+    params=LSVRGParams,
     family="finite_sum",
-    accepts={"step": (dict,), "osmd_lr": (dict,)},
     description="L-SVRG with uniform / importance / optimal / OSMD / AdaOSMD sampling "
                 "(Zhao, Lyu & Kolar 2023, Algorithm 1); also on the two-layer network",
 )

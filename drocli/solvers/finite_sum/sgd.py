@@ -22,9 +22,8 @@ from drocli.ops.jit import njit
 from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
 from drocli.problems.finite_sum import delta_norms, vr_estimate
 from drocli.solvers.finite_sum import (
-    COMMON_PARAMS,
+    StepParams,
     Workspace,
-    batch_size,
     grad_norm_max,
     horizon,
     linear_only,
@@ -53,9 +52,8 @@ def sgd_chunk(A, y, obj, mu, row_sq, x, zero_d, zero_n, U, step, ss, optimal, id
 
 @registry.solver(
     "sgd",
-    params={"step": 0.1, **COMMON_PARAMS},
+    params=StepParams,
     family="finite_sum",
-    accepts={"step": (dict,)},
     description="SGD with uniform / importance / optimal / OSMD / AdaOSMD sampling "
                 "(Zhao, Lyu & Kolar 2023, §4.1 baseline)",
 )
@@ -63,13 +61,13 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarra
     """SGD / Optimal-SGD, the Fig. 1 baselines of Zhao, Lyu & Kolar (TMLR 2023), §4.1 (spec 002
     §2.3): constant step, mini-batch drawn i.i.d. from p^t. Returns the last iterate x."""
     linear_only(problem, "sgd")
-    b = batch_size(params)
+    b = params["batch"]
     step = step_size(params, problem)
     x = problem.zero_point()
     t = 0
     keep = monitor(x, iteration=t)
     abar = 1.0
-    if params.get("sampler", "uniform") == "adaosmd":
+    if params["sampler"] == "adaosmd":
         snap_s, snap_c, _ = problem.snapshot(x)                # abar needs all n gradients
         abar = grad_norm_max(problem, x, snap_s, snap_c)
     ws = Workspace(problem, params, rng, batch=b, T=horizon(params, monitor, float(b)),
