@@ -398,7 +398,7 @@ def test_registry_defaults_and_family_fixture():
     assert entry.family == "federated"
     assert entry.defaults["clients"] == 10 and entry.defaults["lr"] == 0.1
     assert entry.defaults["angles"] == part.MNIST_ANGLES
-    assert entry.defaults["local_steps"] == 10 and entry.defaults["batch"] == 0
+    assert entry.defaults["local_steps"] == 10 and entry.defaults["batch"] is None
     dname, dparams, pname, pparams = FAMILY_FIXTURES["federated"]
     pe = registry.get("problem", pname)
     pr = pe.func(load_source(dname, dparams), registry.resolve_params(pe, pparams))

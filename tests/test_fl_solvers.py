@@ -14,7 +14,7 @@ from drocli.errors import DrocliError
 from drocli.monitor import Monitor
 from drocli.solvers.fl import base
 from drocli.solvers.fl.fedfv import FedFV
-from drocli.solvers.fl.omd_tch_fl import ADA_PARAMS, PARAMS, OMDTchFL
+from drocli.solvers.fl.omd_tch_fl import OMDTchFL
 
 FL_SOLVERS = {
     "fedavg": {},
@@ -105,6 +105,10 @@ def _solve(name, problem, budget, **params):
     return out, mon
 
 
+def _resolved(name: str, params: dict) -> dict:
+    return registry.resolve_params(registry.get("solver", name), params)
+
+
 # --- registry ---------------------------------------------------------------------------------
 
 def test_registered_with_table1_defaults():
@@ -136,7 +140,7 @@ def test_registered_with_table1_defaults():
 def test_bad_params_raise_drocli_error(name, params, key):
     with pytest.raises(DrocliError) as e:
         _solve(name, FakeFL(C2), 2, **params)
-    assert e.value.key == f"solvers.params.{key}"
+    assert e.value.key == f"params.{key}"
 
 
 # --- the loop and the simple rules ------------------------------------------------------------
@@ -177,7 +181,7 @@ def test_tch_and_qffl_use_round_losses_and_lr():
 
 
 def test_fedfv_history_state():
-    fv = FedFV({"tau": 1})
+    fv = FedFV(_resolved("fedfv", {"tau": 1}))
     p = FakeFL(C3)
     fv.start(p, np.zeros(3))
     assert fv.stored(0) == []
@@ -188,7 +192,7 @@ def test_fedfv_history_state():
     assert len(groups) == 1 and groups[0].shape == (0, 3)     # round-0 directions are stale
     fv.aggregate(np.zeros(3), thetas, np.arange(4.0), 1)
     np.testing.assert_allclose(fv.stored(1)[0], thetas)        # this round's directions
-    fv3 = FedFV({"tau": 3})
+    fv3 = FedFV(_resolved("fedfv", {"tau": 3}))
     fv3.start(p, np.zeros(3))
     for r in range(5):
         fv3.aggregate(np.zeros(3), thetas, np.arange(4.0), r)
@@ -287,7 +291,7 @@ def test_adaptive_dominating_rounds_keep_a_copy_not_the_live_model():
     # every round's L dominates (is below) the previous one: P = {θ^(r)} with γ = r, so
     # θ̃ = θ^(r), the global BEFORE the last aggregation - never the live model (pitfall 7.1)
     p = FakeFL(C2, theta0=[3.0, -1.0], script=lambda r, th: np.array([10.0, 20.0]) - r)
-    ada = OMDTchFL({}, ADA_PARAMS)
+    ada = OMDTchFL(_resolved("ada_omd_tch_fl", {}))
 
     def check(r, theta):
         assert ada.ada.total == r + 1 and len(ada.ada.gamma) == 1
@@ -304,7 +308,7 @@ def test_adaptive_dominating_rounds_keep_a_copy_not_the_live_model():
 def test_adaptive_non_dominated_rounds_store_distinct_snapshots():
     # L_r = (r, -r): mutually non-dominated -> every θ^(r) enters P with γ = 1, θ̃ = mean
     p = FakeFL(C2, theta0=[3.0, -1.0], script=lambda r, th: np.array([r, -r], dtype=float))
-    ada = OMDTchFL({"eta_lambda": 0.0}, ADA_PARAMS)
+    ada = OMDTchFL(_resolved("ada_omd_tch_fl", {"eta_lambda": 0.0}))
     theta = _drive(ada, p, 4, lambda r, th: None)
     seen = np.array(p.seen)
     np.testing.assert_array_equal(ada.ada.theta, seen)
@@ -315,7 +319,7 @@ def test_adaptive_non_dominated_rounds_store_distinct_snapshots():
 
 def test_adaptive_dominated_rounds_keep_the_first_iterate():
     p = FakeFL(C2, theta0=[3.0, -1.0], script=lambda r, th: np.array([1.0, 1.0]) * (r + 1))
-    ada = OMDTchFL({}, ADA_PARAMS)
+    ada = OMDTchFL(_resolved("ada_omd_tch_fl", {}))
     theta = _drive(ada, p, 4)
     assert ada.ada.gamma == [4.0]
     np.testing.assert_array_equal(ada.output(theta), [3.0, -1.0])
@@ -324,7 +328,7 @@ def test_adaptive_dominated_rounds_keep_the_first_iterate():
 def test_adaptive_invariant_sum_gamma_is_t_on_noisy_losses():
     rng = np.random.default_rng(5)
     p = FakeFL(C3, theta0=[0.5, 0.5, 0.5], script=lambda r, th: rng.uniform(0, 1, 4))
-    ada = OMDTchFL({"variant": "eg", "eta_lambda": 0.3}, ADA_PARAMS)
+    ada = OMDTchFL(_resolved("ada_omd_tch_fl", {"variant": "eg", "eta_lambda": 0.3}))
 
     def check(r, theta):
         assert math.isclose(ada.ada.total, r + 1, rel_tol=1e-12)
@@ -336,11 +340,12 @@ def test_adaptive_invariant_sum_gamma_is_t_on_noisy_losses():
 def test_adaptive_uses_the_round_losses_and_the_pre_aggregation_model():
     # without a script: F = L (mean local loss at θ^(r), + 1e-10) and θ^(r)
     p = FakeFL(C2, theta0=[3.0, -1.0])
-    ada = OMDTchFL({}, ADA_PARAMS)
+    ada = OMDTchFL(_resolved("ada_omd_tch_fl", {}))
     _drive(ada, p, 1)
     np.testing.assert_allclose(ada.ada.F[0], p.losses(np.array([3.0, -1.0])) + 1e-10)
     np.testing.assert_array_equal(ada.ada.theta[0], [3.0, -1.0])
-    assert ADA_PARAMS["output"] == "adaptive" and PARAMS["output"] == "uniform"
+    assert registry.get("solver", "ada_omd_tch_fl").defaults["output"] == "adaptive"
+    assert registry.get("solver", "omd_tch_fl").defaults["output"] == "uniform"
 
 
 # --- end to end with the real monitor ---------------------------------------------------------
@@ -377,4 +382,5 @@ def test_base_rejects_wrong_shapes():
 
     bad = Bad(C2)
     with pytest.raises(ValueError, match="local_round returned"):
-        base.run(bad, np.random.default_rng(0), Rounds(bad, 1), OMDTchFL({}, PARAMS))
+        base.run(bad, np.random.default_rng(0), Rounds(bad, 1),
+                 OMDTchFL(_resolved("omd_tch_fl", {})))

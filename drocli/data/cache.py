@@ -168,15 +168,6 @@ def cached_arrays(sub: str, files: list[Path], build: Callable[[], dict[str, np.
 
 
 # ---- shared helpers of the image loaders ----------------------------------------------------
-def count_param(params: dict, name: str, default: int, minimum: int = 0) -> int:
-    """An integer parameter (per-class counts): integral and >= minimum, else DrocliError."""
-    v = params.get(name, default)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < minimum:
-        raise DrocliError(f"{name} must be an integer >= {minimum}, got {v!r}",
-                          key=f"data.params.{name}", fix=f"e.g. {name}: {default}")
-    return int(v)
-
-
 def per_class_subsample(labels: np.ndarray, n_per_class: int, n_classes: int,
                         rng: np.random.Generator) -> np.ndarray:
     """Row indices (ascending) keeping at most n_per_class rows of each class.

@@ -21,8 +21,9 @@ import numpy as np
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.data.cache import cached_arrays, count_param, find_files, pixel_data, resolve
+from drocli.data.cache import cached_arrays, find_files, pixel_data, resolve
 from drocli.data.cifar_pickle import read_cifar_pickle
+from drocli.registry import Params, auto
 
 NAME = "cifar10"
 N_CLASSES = 10
@@ -49,18 +50,33 @@ def locate(params: dict) -> Path:
                       what="CIFAR-10 python", archive=ARCHIVE, subdirs=SUBDIRS)
 
 
+class CIFAR10Params(Params):
+    """CIFAR-10: per-class subsample sizes (one group; the federated problem partitions)."""
+
+    path: str | None = auto("folder of the files; auto: $DROCLI_DATA/cifar10/",
+                            legacy="")
+    n_train: int | None = auto("training images kept per class; auto: all", ge=1)
+    n_test: int | None = auto("test images kept per class; auto: all", ge=1)
+
+
+def memory(params: dict) -> int:
+    """Bytes of the float32 pixels kept (3072 per image, 60000 images at most)."""
+    rows = min(60000, 10 * ((params["n_train"] or 60000) + (params["n_test"] or 60000)))
+    return rows * (4 * 3072 + 16)
+
+
 @registry.data(
     NAME,
     preflight=locate,
-    params={"path": "", "n_train": 0, "n_test": 0},
+    params=CIFAR10Params,
+    memory=memory,
     description="CIFAR-10 python pickles (data_batch_1..5, test_batch), pixel/255, labels "
                 "0..9, one group (federated problems partition); n_train/n_test per class, "
                 "0 = all; looked up in path, $DROCLI_DATA/cifar10/",
 )
 def load(params: dict, seed: int) -> GroupedData:
     """Load CIFAR-10, optionally subsample per class with the seed, scale to [0, 1]."""
-    n_tr = count_param(params, "n_train", 0)
-    n_te = count_param(params, "n_test", 0)
+    n_tr, n_te = params["n_train"] or 0, params["n_test"] or 0
     folder = locate(params)
     files = [resolve(folder, n) for n in FILES]
 

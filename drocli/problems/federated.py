@@ -38,8 +38,10 @@ std (ddof 0) of the client accuracies x 100 (percentage points).
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
@@ -47,6 +49,7 @@ from drocli.errors import DrocliError
 from drocli.ops import mlp
 from drocli.ops.partition import SCHEMES, partition, rotate_rows, rotation_k
 from drocli.problems.counted import CountedOracles
+from drocli.registry import Params, auto
 
 KEY = "problem.params"
 LOSSES = ("ce", "propfair")
@@ -59,14 +62,6 @@ def propfair(ce: float, M: float, eps0: float = 1.0) -> tuple[float, float]:
     if M - ce < eps0:
         return ce / M, 1.0 / M
     return -math.log1p(-ce / M), 1.0 / (M - ce)
-
-
-def _int_param(params: dict, name: str, minimum: int, example) -> int:
-    v = params.get(name)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < minimum:
-        raise DrocliError(f"{name} must be an integer >= {minimum}, got {v!r}",
-                          key=f"{KEY}.{name}", fix=f"e.g. {name}: {example}")
-    return int(v)
 
 
 def _views(arr: np.ndarray, off: np.ndarray) -> list[np.ndarray]:
@@ -329,23 +324,42 @@ class FederatedProblem(CountedOracles):
         return out
 
 
+class FederatedParams(Params):
+    """Fair federated learning (paper 003 §5, App. B.2; spec §3.2)."""
+
+    clients: int = Field(10, ge=1, description="m clients, all participating every round "
+                         "([PAPER] 10)")
+    partition: Literal["rotation", "partial_class"] = Field(
+        "rotation", description="how train and test are split over the clients [PAPER]")
+    classes_per_client: int = Field(2, ge=1, description="C, classes per client "
+                                    "(partial_class only; [PAPER] 2 or 5)")
+    angles: list[int | float] = Field(
+        [0, 0, 0, 0, 0, 0, 0, 90, 90, 180], description="rotation of each client's images "
+        "in degrees ([PAPER App. B.2 + CODE] MNIST; CIFAR-10: 7 x 0 + 3 x 180)")
+    hidden: int = Field(200, ge=1, description="hidden units of the MLP ([PAPER] 784-200-10)")
+    lr: float = Field(0.1, gt=0, description="local SGD step η_θ [PAPER]")
+    local_steps: int = Field(10, ge=1, description="τ local steps per round ([PAPER] MNIST "
+                             "10 full-batch steps; CIFAR one epoch)")
+    batch: int | None = auto("local minibatch ([CODE] CIFAR 100); auto: full batch (MNIST)",
+                             ge=1)
+    partition_seed: int | None = Field(None, ge=0, description="seed of the partition; "
+                                       "null: the data seed ([RECON] pitfall 19)")
+    init: Literal["seed", "rng"] = Field(
+        "seed", description="seed: the same θ0 for every method of a seed [CODE]; rng: from "
+        "the solver's stream")
+    dtype: Literal["float32", "float64"] = Field(
+        "float32", description="data and matmuls (θ stays float64), as PyTorch [RECON]")
+
+
+FL_METRICS = tuple(f"{m}_{s}" for s in ("train", "test")
+                   for m in ("acc", "max_loss", "mean_loss", "parity")) + (
+    "loss_train_*", "acc_train_*", "loss_test_*", "acc_test_*", "iteration")
+
+
 @registry.problem(
     "federated",
-    params={
-        "clients": 10,                # [PAPER] m = 10, all participate every round
-        "partition": "rotation",      # [PAPER] rotation | partial_class
-        "classes_per_client": 2,      # [PAPER] C in {2, 5} (partial_class only)
-        "angles": [0, 0, 0, 0, 0, 0, 0, 90, 90, 180],  # [PAPER App. B.2 + CODE] MNIST;
-        #                               CIFAR-10: [0]*7 + [180]*3 (rotation only)
-        "hidden": 200,                # [PAPER] MLP 784-200-10
-        "lr": 0.1,                    # [PAPER] η_θ of local SGD
-        "local_steps": 10,            # [PAPER] τ: MNIST 10 full-batch steps; CIFAR 1 epoch
-        "batch": 0,                   # [CODE] 0 = full batch (MNIST); 100 = CIFAR minibatches
-        "partition_seed": None,       # [RECON] None: the data seed (pitfall 19)
-        "init": "seed",               # [CODE] same θ0 for every method of a seed; "rng": solver
-        "dtype": "float32",           # [RECON] data/matmuls (θ stays float64), as PyTorch
-    },
-    accepts={"angles": (list, tuple)},
+    params=FederatedParams,
+    metrics=FL_METRICS,
     family="federated",
     description="paper 003: fair federated learning, m clients (rotation / partial class "
                 "partition of train and test), 2-layer ReLU MLP, one oracle call = one round "
@@ -353,20 +367,11 @@ class FederatedProblem(CountedOracles):
 )
 def make(data: GroupedData, params: dict) -> FederatedProblem:
     """Build the federated problem of spec 003 §3.2 from a labelled image source."""
-    clients = _int_param(params, "clients", 1, 10)
-    hidden = _int_param(params, "hidden", 1, 200)
-    steps = _int_param(params, "local_steps", 1, 10)
-    batch = _int_param(params, "batch", 0, 0)
-    C = _int_param(params, "classes_per_client", 1, 2)
-    seed = params.get("partition_seed")
+    seed = params["partition_seed"]
     if seed is None:
         seed = (data.info or {}).get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise DrocliError(f"partition_seed must be a non-negative integer or null, got {seed!r}",
-                          key=f"{KEY}.partition_seed", fix="null (the data seed) or e.g. 0")
-    return FederatedProblem(data, clients=clients,
-                            partition_scheme=str(params.get("partition", "rotation")),
-                            classes_per_client=C, angles=params.get("angles"), hidden=hidden,
-                            lr=float(params.get("lr", 0.1)), local_steps=steps, batch=batch,
-                            seed=int(seed), init=str(params.get("init", "seed")),
-                            dtype=str(params.get("dtype", "float32")))
+    return FederatedProblem(data, clients=params["clients"], partition_scheme=params["partition"],
+                            classes_per_client=params["classes_per_client"],
+                            angles=params["angles"], hidden=params["hidden"], lr=params["lr"],
+                            local_steps=params["local_steps"], batch=params["batch"] or 0,
+                            seed=int(seed), init=params["init"], dtype=params["dtype"])

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from drocli.errors import DrocliError
-
 
 class FLMethod:
     """One aggregation rule: the kwargs of its clients' local round, its server state, its
@@ -64,16 +62,3 @@ def run(problem, rng: np.random.Generator, monitor, method: FLMethod) -> np.ndar
             r += 1
         keep = monitor(method.output(theta))
     return method.output(theta)
-
-
-def require(ok: bool, name: str, message: str, fix: str) -> None:
-    """Raise the user-facing error for solver parameter `name` unless `ok`."""
-    if not ok:
-        raise DrocliError(message, key=f"solvers.params.{name}", fix=fix)
-
-
-def choice(params: dict, name: str, allowed: tuple, fix: str) -> str:
-    value = params[name]
-    require(value in allowed, name, f"unknown {name} {value!r}",
-            f"one of {', '.join(allowed)}: {fix}")
-    return value

@@ -19,7 +19,6 @@ class FedAvg(FLMethod):
 
 @registry.solver(
     "fedavg",
-    params={},
     family="federated",
     description="FedAvg / LS (paper 003 fair FL): unweighted mean of the local models",
 )

@@ -19,26 +19,30 @@ direction is from the current round, so the external step only ever sees this ro
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.ops.fl_aggregators import fedfv_step, updates
-from drocli.solvers.fl.base import FLMethod, require, run
+from drocli.registry import Params
+from drocli.solvers.fl.base import FLMethod, run
 
-PARAMS = {
-    "alpha": 0.2,  # [PAPER Table 1, row placement via CODE] MNIST rotation (0.1 CIFAR C=2)
-    "tau": 1,      # [PAPER Table 1] MNIST rotation (0 for CIFAR C=2); grid 0, 1, 3, 10
-}
+
+class FedFVParams(Params):
+    """FedFV's parameters (Wang et al. 2021; paper 003 Table 1)."""
+
+    alpha: float = Field(0.2, ge=0, le=1, description="share of the most conflicting clients "
+                         "projected ([PAPER Table 1] MNIST rotation 0.2; CIFAR C=2 0.1; grid "
+                         "0.1, 0.2, 0.5)")
+    tau: int = Field(1, ge=0, description="rounds before the projection starts (module "
+                     "docstring; [PAPER Table 1] MNIST rotation 1; CIFAR C=2 0; grid 0, 1, 3, "
+                     "10)")
 
 
 class FedFV(FLMethod):
     def __init__(self, params: dict):
-        p = {**PARAMS, **params}
+        p = params
         self.alpha = float(p["alpha"])
         tau = p["tau"]
-        require(0.0 <= self.alpha <= 1.0, "alpha", f"need 0 <= alpha <= 1, got {self.alpha}",
-                "Table 1 grid: 0.1, 0.2, 0.5")
-        require(float(tau) == int(tau) and int(tau) >= 0, "tau",
-                f"need an integer tau >= 0, got {tau!r}", "Table 1 grid: 0, 1, 3, 10")
         self.tau = int(tau)
 
     def start(self, problem, theta):
@@ -61,7 +65,7 @@ class FedFV(FLMethod):
 
 @registry.solver(
     "fedfv",
-    params=dict(PARAMS),
+    params=FedFVParams,
     family="federated",
     description="FedFV (Wang et al. 2021): conflict-projected, norm-rescaled average update",
 )

@@ -27,42 +27,52 @@ Before the first round every output is θ^(1).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
+from drocli.errors import DrocliError
 from drocli.ops.adaptive_conversion import AdaptiveConversion
 from drocli.ops.fl_aggregators import omd_lambda_gd, omd_loglambda_eg, omd_weights
-from drocli.solvers.fl.base import FLMethod, choice, require, run
+from drocli.registry import Params
+from drocli.solvers.fl.base import FLMethod, run
 
-VARIANTS = ("gd", "eg")
-OUTPUTS = ("uniform", "adaptive", "last", "aliased")
-AVERAGE_FROM = ("post", "pre")
 
-PARAMS = {
-    "variant": "gd",         # [PAPER] eq. 10 (OMDgd-TCH = AFL); "eg": eq. 11 (OMDeg-TCH)
-    "eta_lambda": 0.03,      # [PAPER Table 1] MNIST rotation, OMDgd-TCH(AFL) "0.1η_λ" (eg: 0.3)
-    "output": "uniform",     # [PAPER] traditional conversion θ̄ for OMD-TCH
-    "average_from": "post",  # [CODE] the FL code averages θ^(2..r+1) (§5.3-9); "pre": θ^(1..r)
-    "pref": None,            # [CODE] null = uniform w dropped from both steps; else m weights > 0
-}
+class OMDTchFLParams(Params):
+    """OMD-TCH for fair FL (paper 003 §5, Table 1; spec §2.6)."""
 
-ADA_PARAMS = {
-    **PARAMS,
-    "eta_lambda": 0.03,      # [PAPER Table 1] MNIST rotation, AdaOMDgd-TCH "0.1η_λ" (eg: 0.1)
-    "output": "adaptive",    # [PAPER] Algorithm 2 θ̃, faithful snapshot copies (spec §5.3-1)
-}
+    variant: Literal["gd", "eg"] = Field("gd", description="gd: eq. 10 (OMDgd-TCH = AFL); "
+                                         "eg: eq. 11 (OMDeg-TCH)")
+    eta_lambda: float = Field(0.03, ge=0, description="λ step ([PAPER Table 1] MNIST "
+                              "rotation, OMDgd-TCH '0.1η_λ'; eg: 0.3)")
+    output: Literal["uniform", "adaptive", "last", "aliased"] = Field(
+        "uniform", description="uniform: the traditional conversion θ̄ [PAPER]; adaptive: "
+        "Algorithm 2; last; aliased: what the published code evaluates (§5.3-1)")
+    average_from: Literal["post", "pre"] = Field(
+        "post", description="post: the code averages θ^(2..r+1) [CODE] (§5.3-9); pre: "
+        "θ^(1..r)")
+    pref: list[float] | None = Field(None, description="m client weights > 0; null: the "
+                                     "uniform w dropped from both steps [CODE]")
+
+
+class AdaOMDTchFLParams(OMDTchFLParams):
+    """AdaOMD-TCH for fair FL (Algorithms 1+2; paper 003 Table 1)."""
+
+    eta_lambda: float = Field(0.03, ge=0, description="λ step ([PAPER Table 1] MNIST "
+                              "rotation, AdaOMDgd-TCH '0.1η_λ'; eg: 0.1)")
+    output: Literal["uniform", "adaptive", "last", "aliased"] = Field(
+        "adaptive", description="adaptive: Algorithm 2's θ̃ with faithful snapshot copies "
+        "[PAPER] (spec §5.3-1); aliased: the published code's")
 
 
 class OMDTchFL(FLMethod):
-    def __init__(self, params: dict, defaults: dict = PARAMS):
-        p = {**defaults, **params}
-        fix = "see spec 003 §2.6"
-        self.variant = choice(p, "variant", VARIANTS, "projected (eq. 10) or entropic (eq. 11)")
-        self.out = choice(p, "output", OUTPUTS, fix)
-        self.average_from = choice(p, "average_from", AVERAGE_FROM, fix)
+    def __init__(self, params: dict):
+        p = params
+        self.variant, self.out = p["variant"], p["output"]
+        self.average_from = p["average_from"]
         self.eta = float(p["eta_lambda"])
-        require(self.eta >= 0, "eta_lambda", f"need eta_lambda >= 0, got {self.eta}",
-                "Table 1 grid: 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0")
         self.pref = p["pref"]
 
     def start(self, problem, theta):
@@ -73,9 +83,10 @@ class OMDTchFL(FLMethod):
         else:
             w = np.asarray(self.pref, dtype=np.float64).ravel() \
                 if isinstance(self.pref, (list, tuple)) else np.full(1, np.nan)
-            require(w.size == m and bool(np.all(np.isfinite(w))) and bool(np.all(w > 0)),
-                    "pref", f"need a list of {m} positive weights (one per client), "
-                            f"got {self.pref!r}", "null for the uniform preference")
+            if not (w.size == m and bool(np.all(np.isfinite(w))) and bool(np.all(w > 0))):
+                raise DrocliError(f"need a list of {m} positive weights (one per client), "
+                                  f"got {self.pref!r}", key="params.pref",
+                                  fix="null for the uniform preference")
             self.w = w
         self.loglam = np.full(m, -np.log(m))
         self.lam = np.full(m, 1.0 / m)
@@ -116,7 +127,7 @@ class OMDTchFL(FLMethod):
 
 @registry.solver(
     "omd_tch_fl",
-    params=dict(PARAMS),
+    params=OMDTchFLParams,
     family="federated",
     description="OMD-TCH for fair FL (Liu et al. 2024; gd = AFL): λ-weighted local models, "
                 "OMD on λ, uniform-average output",
@@ -124,12 +135,12 @@ class OMDTchFL(FLMethod):
 def solve_omd_tch_fl(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
     """OMD-TCH (Liu et al. 2024, Algorithm 1) in federated form, spec 003 §2.6; variant gd is
     AFL (Mohri et al. 2019). Output θ̄ by default (see module docstring for the others)."""
-    return run(problem, rng, monitor, OMDTchFL(params, PARAMS))
+    return run(problem, rng, monitor, OMDTchFL(params))
 
 
 @registry.solver(
     "ada_omd_tch_fl",
-    params=dict(ADA_PARAMS),
+    params=AdaOMDTchFLParams,
     family="federated",
     description="AdaOMD-TCH for fair FL (Liu et al. 2024, Algorithms 1+2): OMD-TCH with the "
                 "adaptive conversion over non-dominated global models",
@@ -138,4 +149,4 @@ def solve_ada_omd_tch_fl(problem, params: dict, rng: np.random.Generator,
                          monitor) -> np.ndarray:
     """AdaOMD-TCH (Liu et al. 2024, Algorithm 1 + Algorithm 2) in federated form, spec 003
     §2.6: omd_tch_fl with output adaptive (faithful snapshot copies) by default."""
-    return run(problem, rng, monitor, OMDTchFL(params, ADA_PARAMS))
+    return run(problem, rng, monitor, OMDTchFL(params))

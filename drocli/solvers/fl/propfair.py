@@ -9,24 +9,27 @@ takes the unweighted mean θ ← (1/m) Σ_i θ_i. Output: the current θ.
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.ops.fl_aggregators import fedavg_step
-from drocli.solvers.fl.base import FLMethod, require, run
+from drocli.registry import Params
+from drocli.solvers.fl.base import FLMethod, run
 
-PARAMS = {
-    "M": 2.0,     # [PAPER Table 1] MNIST rotation (and MNIST C=2/5, CIFAR C=5); 3/4 CIFAR rot/C=2
-    "eps0": 1.0,  # [CODE] the shared --epsilon argument's default; the paper does not state it
-}
+
+class PropFairParams(Params):
+    """PropFair's parameters (Zhang et al. 2022; paper 003 Table 1)."""
+
+    M: float = Field(2.0, gt=0, description="baseline M of the PropFair loss ([PAPER Table 1] "
+                     "2 MNIST and CIFAR C=5; 3 / 4 CIFAR rotation / C=2)")
+    eps0: float = Field(1.0, ge=0, description="threshold of the loss's linear part ([CODE] "
+                        "the --epsilon default; the paper does not state it)")
 
 
 class PropFair(FLMethod):
     def __init__(self, params: dict):
-        p = {**PARAMS, **params}
+        p = params
         self.M, self.eps0 = float(p["M"]), float(p["eps0"])
-        require(self.M > 0, "M", f"need M > 0, got {self.M}", "Table 1 grid: 2.0, 3.0, 4.0, 5.0")
-        require(self.eps0 >= 0, "eps0", f"need eps0 >= 0, got {self.eps0}",
-                "the code's default 1.0")
         self.local_kwargs = {"loss": "propfair", "M": self.M, "eps0": self.eps0}
 
     def aggregate(self, theta, thetas, L, r):
@@ -35,7 +38,7 @@ class PropFair(FLMethod):
 
 @registry.solver(
     "propfair",
-    params=dict(PARAMS),
+    params=PropFairParams,
     family="federated",
     description="PropFair (Zhang et al. 2022): clients minimise the PropFair loss, mean model",
 )

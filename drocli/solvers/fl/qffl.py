@@ -8,22 +8,25 @@ Output: the current θ.
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from drocli import registry
 from drocli.ops.fl_aggregators import qffl_step
-from drocli.solvers.fl.base import FLMethod, require, run
+from drocli.registry import Params
+from drocli.solvers.fl.base import FLMethod, run
 
-PARAMS = {
-    "q": 0.1,  # [PAPER Table 1] every setting (grid 0.1, 0.5, 1.0, 5.0, 10.0)
-}
+
+class QFFLParams(Params):
+    """q-FFL's parameter (Li et al. 2020; paper 003 Table 1)."""
+
+    q: float = Field(0.1, gt=0, description="fairness exponent q ([PAPER Table 1] 0.1 in "
+                     "every setting; grid 0.1, 0.5, 1, 5, 10)")
 
 
 class QFFL(FLMethod):
     def __init__(self, params: dict):
-        p = {**PARAMS, **params}
+        p = params
         self.q = float(p["q"])
-        require(self.q > 0, "q", f"need q > 0, got {self.q}",
-                "Table 1 grid: 0.1, 0.5, 1.0, 5.0, 10.0")
 
     def aggregate(self, theta, thetas, L, r):
         return qffl_step(theta, thetas, L, self.lr, self.q)
@@ -31,7 +34,7 @@ class QFFL(FLMethod):
 
 @registry.solver(
     "qffl",
-    params=dict(PARAMS),
+    params=QFFLParams,
     family="federated",
     description="q-FFL / q-FedAvg (Li et al. 2020), a baseline of paper 003's fair FL",
 )

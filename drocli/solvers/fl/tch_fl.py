@@ -19,7 +19,6 @@ class TchFL(FLMethod):
 
 @registry.solver(
     "tch_fl",
-    params={},
     family="federated",
     description="TCH (paper 003 fair FL): take the worst client's local model",
 )
