@@ -137,8 +137,7 @@ def register(kind: str, name: str, *, params: type[Params] | None = None,
     """Decorator: register `obj` as plug-in `name` of `kind` with its parameter model."""
     if kind not in KINDS:
         raise ValueError(f"unknown registry kind {kind!r}")
-    model = _legacy_model(kind, name, params, extra.pop("accepts", None)) \
-        if isinstance(params, dict) else (params or NoParams)
+    model = params or NoParams
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise TypeError(f"{kind} {name!r}: params must be a pydantic model class")
 
@@ -152,35 +151,6 @@ def register(kind: str, name: str, *, params: type[Params] | None = None,
         return obj
 
     return deco
-
-
-def _legacy_model(kind: str, name: str, defaults: dict, accepts: dict | None):
-    """Transitional: a permissive model built from an untyped defaults dict."""
-    from pydantic import create_model
-
-    fields = {}
-    for k, d in defaults.items():
-        if isinstance(d, bool):
-            t: Any = bool
-        elif isinstance(d, int):
-            t = int | float
-        elif isinstance(d, float):
-            t = float
-        elif isinstance(d, str):
-            t = str
-        elif isinstance(d, (list, tuple)):
-            t = list
-        elif isinstance(d, dict):
-            t = dict
-        else:
-            t = Any
-        for extra_t in (accepts or {}).get(k, ()):
-            t = t | extra_t
-        fields[k] = (t, d)
-    cls = create_model(f"{kind}_{name}_params", __base__=Params, **fields)
-    cls.model_config = {**cls.model_config, "allow_inf_nan": True}
-    cls.model_rebuild(force=True)
-    return cls
 
 
 def solver(name, **kw):
