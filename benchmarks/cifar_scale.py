@@ -32,7 +32,8 @@ def make_problem():
     y = np.repeat(np.arange(C), N_PER)
     X = rng.standard_normal((C * N_PER, D), dtype=np.float32)
     data = GroupedData("cifar100-shaped", X, y, y, n_classes=C)
-    return registry.get("problem", "gdro").func(data, {"loss": "softmax", "radius": 10.0})
+    entry = registry.get("problem", "gdro")
+    return entry.func(data, registry.resolve_params(entry, {"loss": "softmax"}))
 
 
 def main() -> None:
@@ -57,7 +58,7 @@ def main() -> None:
         budget = int(1.3 * p.N)
         mon = Monitor(p, budget, checkpoints=1, metrics=["max_risk_train"])
         mon.problem = _NoEval(p)
-        entry.func(p, dict(entry.params), np.random.default_rng(0), mon)
+        entry.func(p, entry.defaults, np.random.default_rng(0), mon)
         rate = p.oracle_calls / mon.elapsed()
         print(f"| {name}: 1.3 N run | {rate:.3g} | one epoch ({epoch_cost} N) ~ "
               f"{epoch_cost * p.N / rate:.0f} s |")
