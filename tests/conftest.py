@@ -14,28 +14,6 @@ import pytest
 # user's cache; subprocesses started by the tests inherit it.
 os.environ.setdefault("DROCLI_DATA", tempfile.mkdtemp(prefix="drocli-test-data-"))
 
-# Tiny instances per solver family: (data name, data params, problem name, problem params).
-# A new family must add an entry here, or the contract test fails.
-FAMILY_FIXTURES = {
-    "gdro": ("gdro_synthetic", {"groups": 3, "dim": 6, "n_train": 40, "n_test": 40},
-             "gdro", {"loss": "logistic", "radius": 10.0}),
-    "mero": ("gdro_synthetic", {"groups": 3, "dim": 5, "n_train": 40, "n_test": 40,
-                                "label_noise": [0.05, 0.15, 0.25]},
-             "mero", {"loss": "logistic", "radius": 10.0}),
-    "finite_sum": ("regression_synthetic", {"n": 30, "d": 4, "nu": 0.0, "sigma": 1.0},
-                   "finite_sum", {"objective": "least_squares", "mu": 0.0}),
-    "zo_mero": ("mero_regression", {"groups": 3, "dim": 4},
-                "mero_regression", {"loss": "absolute", "radius": 2.0, "inner_iters": 200}),
-    "moo": ("moo_none", {}, "vlmop2", {"dim": 10, "pref": 0.3}),
-    "federated": ("mnist5k", {}, "federated",
-                  {"clients": 4, "angles": [0, 0, 90, 180], "hidden": 16, "local_steps": 2}),
-    "bilevel": ("digits_split", {"n_train": 200}, "bilevel_weights", {"lam": 0.1, "tasks": 1}),
-}
-# Per-solver parameter overrides for the tiny instances (a step that costs more than the
-# whole tiny budget, or a task batch larger than the tiny problem's tasks).
-SOLVER_FIXTURE_PARAMS = {"stocbio": {"batch_big": 16, "inner": 2, "Q": 2},
-                         "rsvrb": {"tasks_per_iter": 1}, "re_rsvrb": {"tasks_per_iter": 1}}
-
 TINY_SPEC = textwrap.dedent("""\
     name: tiny
     title: Tiny GDRO

@@ -18,7 +18,8 @@ from drocli.errors import DrocliError
 from drocli.ops import mlp
 from drocli.ops import partition as part
 from drocli.problems import federated
-from tests.conftest import FAMILY_FIXTURES, load_source
+from tests.conftest import load_source
+from tests.test_solver_contract import FAMILY_FIXTURES
 
 
 # ---- helpers --------------------------------------------------------------------------------

@@ -13,9 +13,23 @@ import pytest
 from drocli import registry
 from drocli.cells import Cell
 from drocli.runner import execute
-from tests.conftest import FAMILY_FIXTURES, SOLVER_FIXTURE_PARAMS
 
 SOLVERS = sorted(registry.entries("solver"))
+
+
+def family_fixtures() -> dict:
+    """family -> (data name, data params, problem name, problem params): the tiny instance
+    each family's problem registers (`tiny=` in its registration)."""
+    out = {}
+    for pname, p in registry.entries("problem").items():
+        tiny = p.extra.get("tiny")
+        if tiny is not None and p.family not in out:
+            dname, dparams = tiny["data"]
+            out[p.family] = (dname, dparams, pname, tiny.get("params", {}))
+    return out
+
+
+FAMILY_FIXTURES = family_fixtures()
 
 
 def _cell(name: str, seed: int = 0, epochs: float = 6.0) -> Cell:
@@ -26,7 +40,7 @@ def _cell(name: str, seed: int = 0, epochs: float = 6.0) -> Cell:
                 data_params=registry.resolve_params(registry.get("data", dname), dparams),
                 data_seed=0, problem_name=pname,
                 problem_params=registry.resolve_params(registry.get("problem", pname), pparams),
-                solver_params={**entry.defaults, **SOLVER_FIXTURE_PARAMS.get(name, {})},
+                solver_params=registry.resolve_params(entry, entry.extra.get("tiny", {})),
                 budget={"epochs": epochs, "checkpoints": 6, "spacing": "linear"}, metrics=())
 
 

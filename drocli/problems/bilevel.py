@@ -264,6 +264,7 @@ class BilevelWeightsParams(Params):
 @registry.problem(
     "bilevel_weights",
     params=BilevelWeightsParams,
+    tiny={"data": ("digits_split", {"n_train": 200}), "params": {"lam": 0.1, "tasks": 1}},
     metrics=("objective", "val_error", "objective_exact", "hypergrad_norm"),
     family="bilevel",
     description="per-example training weights by (multi-task) stochastic bilevel optimisation: "

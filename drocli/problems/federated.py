@@ -359,6 +359,8 @@ FL_METRICS = tuple(f"{m}_{s}" for s in ("train", "test")
 @registry.problem(
     "federated",
     params=FederatedParams,
+    tiny={"data": ("mnist5k", {}), "params": {"clients": 4, "angles": [0, 0, 90, 180],
+                                              "hidden": 16, "local_steps": 2}},
     metrics=FL_METRICS,
     family="federated",
     description="paper 003: fair federated learning, m clients (rotation / partial class "

@@ -380,6 +380,8 @@ class FiniteSumParams(Params):
 
 
 @registry.problem("finite_sum", params=FiniteSumParams, family="finite_sum",
+                  tiny={"data": ("regression_synthetic", {"n": 30, "d": 4, "nu": 0.0,
+                                                          "sigma": 1.0})},
                   metrics=("gap", "log10_gap", "loss", "dist2", "iteration"),
                   description="finite-sum convex problem (1/n) sum_i f_i(x): least squares or "
                               "0/1 logistic, + mu/2 ||x||^2 (Zhao, Lyu & Kolar 2023)")

@@ -244,6 +244,8 @@ GDRO_METRICS = ("max_risk_train", "avg_risk_train", "worst_group_train", "weight
 
 
 @registry.problem("gdro", params=GDROParams, family="gdro", metrics=GDRO_METRICS,
+                  tiny={"data": ("gdro_synthetic", {"groups": 3, "dim": 6, "n_train": 40,
+                                                    "n_test": 40})},
                   description="empirical group DRO min_W max_i R_i(W), linear model, "
                               "l2/Frobenius ball (Yu et al. 2024 eq. (2))")
 def make(data: GroupedData, params: dict) -> GDROProblem:

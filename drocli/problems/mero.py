@@ -249,6 +249,8 @@ MERO_METRICS = (*GDRO_METRICS, "max_excess_risk_train", "avg_excess_risk_train",
 @registry.problem(
     "mero",
     params=MEROParams, metrics=MERO_METRICS,
+    tiny={"data": ("gdro_synthetic", {"groups": 3, "dim": 5, "n_train": 40, "n_test": 40,
+                                      "label_noise": [0.05, 0.15, 0.25]})},
     family="mero",
     description="empirical MERO min_W max_i R_i(W) - R_i^*, linear model, l2/Frobenius ball; "
                 "R_i^* from a cached FISTA ERM oracle (Yu et al. 2024 eq. (4))",

@@ -251,6 +251,8 @@ class MERORegressionParams(Params):
 @registry.problem(
     "mero_regression",
     params=MERORegressionParams,
+    tiny={"data": ("mero_regression", {"groups": 3, "dim": 4}),
+          "params": {"loss": "absolute", "radius": 2.0, "inner_iters": 200}},
     metrics=("mer", "mer_minus_opt", "max_risk", "iteration", "gap", "est_err",
              "est_err_mean", "excess_g*", "risk_g*"),
     family="zo_mero",

@@ -223,6 +223,7 @@ class VLMOP2Params(Params):
 @registry.problem(
     "vlmop2",
     params=VLMOP2Params,
+    tiny={"data": ("moo_none", {}), "params": {"dim": 10, "pref": 0.3}},
     metrics=("f1", "f2", "tch", "tch_gap", "eq_err", "ray_dist", "front_dist",
              "endpoint_dist", "hv", "iteration", "theta_*"),
     family="moo",

@@ -47,6 +47,7 @@ class RERSVRBParams(TaskSampling):
 @registry.solver(
     "re_rsvrb",
     params=RERSVRBParams,
+    tiny={"tasks_per_iter": 1},
     family="bilevel",
     description="RE-RSVRB: RSVRB restarted in stages, step / sqrt(2) and stage length x 2 "
                 "(Guo, Hu, Zhang & Yang, Algorithm 3)",

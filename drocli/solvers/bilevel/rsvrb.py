@@ -162,6 +162,7 @@ class RSVRBParams(TaskSampling, StormSteps):
 @registry.solver(
     "rsvrb",
     params=RSVRBParams,
+    tiny={"tasks_per_iter": 1},
     family="bilevel",
     description="RSVRB: randomized (task-sampling) STORM bilevel method for m lower problems "
                 "(Guo, Hu, Zhang & Yang, Algorithm 2)",

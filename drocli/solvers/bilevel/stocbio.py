@@ -38,6 +38,7 @@ class StocBiOParams(NeumannSteps):
 @registry.solver(
     "stocbio",
     params=StocBiOParams,
+    tiny={"batch_big": 16, "inner": 2, "Q": 2},
     family="bilevel",
     description="stocBiO: double-loop large-batch stochastic bilevel method with a Neumann "
                 "Hessian inverse (Ji, Yang & Liang 2021; baseline of Guo, Hu, Zhang & Yang)",
