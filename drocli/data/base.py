@@ -51,3 +51,19 @@ def image_memory(n_classes: int, dim: int, params: dict) -> int:
     """Bytes of a class-image split: float32 features (+ bias) and int labels."""
     rows = n_classes * (params["n_train"] + params["n_test"])
     return int(rows * (4 * (dim + 1) + 16))
+
+
+class PixelSourceParams(Params):
+    """Fields of the one-group pixel sources (MNIST, CIFAR-10) that federated problems split."""
+
+    path: str | None = auto("folder of the files; auto: $DROCLI_DATA/<source>/", legacy="")
+    n_train: int | None = auto("training images kept per class; auto: all", ge=1)
+    n_test: int | None = auto("test images kept per class; auto: all", ge=1)
+
+
+def pixel_memory(dim: int, total: int):
+    """A `memory=` estimate for a pixel source: float32 pixels of the images kept."""
+    def memory(params: dict) -> int:
+        rows = min(total, 10 * ((params["n_train"] or total) + (params["n_test"] or total)))
+        return rows * (4 * dim + 16)
+    return memory

@@ -20,10 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from drocli import registry
-from drocli.data.base import GroupedData
+from drocli.data.base import GroupedData, PixelSourceParams, pixel_memory
 from drocli.data.cache import cached_arrays, find_files, pixel_data, resolve
 from drocli.data.cifar_pickle import read_cifar_pickle
-from drocli.registry import Params, auto
 
 NAME = "cifar10"
 N_CLASSES = 10
@@ -50,19 +49,11 @@ def locate(params: dict) -> Path:
                       what="CIFAR-10 python", archive=ARCHIVE, subdirs=SUBDIRS)
 
 
-class CIFAR10Params(Params):
+class CIFAR10Params(PixelSourceParams):
     """CIFAR-10: per-class subsample sizes (one group; the federated problem partitions)."""
 
-    path: str | None = auto("folder of the files; auto: $DROCLI_DATA/cifar10/",
-                            legacy="")
-    n_train: int | None = auto("training images kept per class; auto: all", ge=1)
-    n_test: int | None = auto("test images kept per class; auto: all", ge=1)
 
-
-def memory(params: dict) -> int:
-    """Bytes of the float32 pixels kept (3072 per image, 60000 images at most)."""
-    rows = min(60000, 10 * ((params["n_train"] or 60000) + (params["n_test"] or 60000)))
-    return rows * (4 * 3072 + 16)
+memory = pixel_memory(3072, 60000)
 
 
 @registry.data(

@@ -17,10 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from drocli import registry
-from drocli.data.base import GroupedData
+from drocli.data.base import GroupedData, PixelSourceParams, pixel_memory
 from drocli.data.cache import find_files, pixel_data
 from drocli.data.idx import IMAGE_NAMES, read_image_splits
-from drocli.registry import Params, auto
 
 NAME = "mnist"
 N_CLASSES = 10
@@ -34,19 +33,11 @@ def locate(params: dict) -> Path:
                       what="MNIST IDX", subdirs=SUBDIRS)
 
 
-class MNISTParams(Params):
+class MNISTParams(PixelSourceParams):
     """MNIST: per-class subsample sizes (one group; the federated problem partitions)."""
 
-    path: str | None = auto("folder of the files; auto: $DROCLI_DATA/mnist/",
-                            legacy="")
-    n_train: int | None = auto("training images kept per class; auto: all", ge=1)
-    n_test: int | None = auto("test images kept per class; auto: all", ge=1)
 
-
-def memory(params: dict) -> int:
-    """Bytes of the float32 pixels kept (784 per image, 70000 images at most)."""
-    rows = min(70000, 10 * ((params["n_train"] or 70000) + (params["n_test"] or 70000)))
-    return rows * (4 * 784 + 16)
+memory = pixel_memory(784, 70000)
 
 
 @registry.data(
