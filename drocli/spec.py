@@ -83,7 +83,7 @@ class BudgetSpec(_Strict):
 
 
 class Spec(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")   # one safe path component
     title: str = ""
     paper: str = ""
     description: str = ""

@@ -37,6 +37,7 @@ CASES = [
     ("claims[0].kind=final_belo", "claims[0].kind", "final_below"),
     ("figures[0].panels[0].metric=max_risk_tst", "figures[0].panels[0].metric",
      "max_risk_test"),
+    ("name=..", "name", "pattern"),                  # would write into results/'s parent
 ]
 
 
