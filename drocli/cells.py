@@ -11,16 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from drocli import registry
-from drocli.spec import Spec
-
-
-def _product(grid: dict) -> list[dict]:
-    if not grid:
-        return [{}]
-    keys = list(grid)
-    combos = itertools.product(*(grid[k] for k in keys))
-    return [dict(zip(keys, vals, strict=True)) for vals in combos]
+from drocli import paired, registry
+from drocli.spec import Spec, grid_product
 
 
 def _canon(obj) -> str:
@@ -94,8 +86,8 @@ def _expand_one(spec: Spec, case: dict) -> list[Cell]:
     p_entry = registry.get("problem", spec.problem.name)
     budget = spec.budget.model_dump()
     cells = []
-    for dcombo, pcombo in itertools.product(_product(spec.data.grid),
-                                            _product(spec.problem.grid)):
+    for dcombo, pcombo in itertools.product(grid_product(spec.data.grid),
+                                            grid_product(spec.problem.grid)):
         dmodel = registry.validate_params(d_entry, {**spec.data.params, **dcombo})
         pmodel = registry.validate_params(p_entry, {**spec.problem.params, **pcombo})
         data_params, problem_params = dmodel.model_dump(), pmodel.model_dump()
@@ -103,11 +95,14 @@ def _expand_one(spec: Spec, case: dict) -> list[Cell]:
         dataset = _label(dbase, dcombo, "{" in dbase)
         for s in spec.solvers:
             s_entry = registry.get("solver", s.name)
-            for scombo in _product(s.grid):
-                smodel = registry.validate_params(s_entry, {**s.params, **scombo})
+            for scombo in grid_product(s.grid):
+                given = {**s.params, **scombo}
+                resolved, tables = paired.resolve(given, {**data_params, **problem_params})
+                smodel = registry.validate_params(s_entry, resolved)
                 params = smodel.model_dump()
+                # the id hashes a paired value as the spec writes it (its table)
                 forms = {"data": dmodel.key_dict(), "problem": pmodel.key_dict(),
-                         "solver": smodel.key_dict()}
+                         "solver": {**smodel.key_dict(), **{k: given[k] for k in tables}}}
                 label = _label(s.display, scombo, "{" in s.display)
                 for seed in spec.seeds:
                     cells.append(Cell(

@@ -8,6 +8,7 @@ validates the result; every error names the file, the key path and the fix.
 from __future__ import annotations
 
 import copy
+import itertools
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -15,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from drocli import registry
+from drocli import paired, registry
 from drocli.errors import DrocliError, did_you_mean
 
 PROFILES = ("smoke", "quick", "paper")
@@ -303,18 +304,48 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=()) -
     return spec
 
 
-def _check_block(kind: str, name: str, params: dict, grid: dict, *, file: str, key: str):
-    """An entry's name, its params and every grid value, checked against its model."""
+def grid_product(grid: dict) -> list[dict]:
+    """Every combination of a grid's values, in the order the spec lists them."""
+    if not grid:
+        return [{}]
+    keys = list(grid)
+    return [dict(zip(keys, vals, strict=True))
+            for vals in itertools.product(*(grid[k] for k in keys))]
+
+
+def _check_block(kind: str, name: str, params: dict, grid: dict, *, file: str, key: str,
+                 panels: list[dict] | None = None):
+    """An entry's name, its params and every grid value, checked against its model; solver
+    values paired with the panels (`drocli.paired`) are checked for every panel."""
     entry = registry.get(kind, name, file=file, key=f"{key}.name")
-    registry.validate_params(entry, params, file=file, key=f"{key}.params")
-    for k, values in grid.items():
-        for j, v in enumerate(values):
+    cases = [(f"{key}.params", params)] + [
+        (f"{key}.grid.{k}[{j}]", {**params, k: v})
+        for k, values in grid.items() for j, v in enumerate(values)]
+    for where, given in cases:
+        for panel in panels or [{}]:
             try:
-                registry.validate_params(entry, {**params, k: v}, file=file, key=f"{key}.params")
+                given_p, _ = paired.resolve(given, panel)
+            except paired.PairingError as e:
+                name_ = next(n for n in given if paired.is_table(given[n], panel))
+                raise DrocliError(str(e), file=file, key=f"{where}.{name_}.{e.path}"
+                                  if where.endswith(".params") else where, fix=e.fix) from None
+            try:
+                registry.validate_params(entry, given_p, file=file, key=f"{key}.params")
             except DrocliError as e:
-                raise DrocliError(e.detail, file=file, key=f"{key}.grid.{k}[{j}]",
-                                  fix=e.fix) from None
+                if where.endswith(".params"):
+                    raise
+                raise DrocliError(e.detail, file=file, key=where, fix=e.fix) from None
     return entry
+
+
+def panels(spec: Spec) -> list[dict]:
+    """The data and problem parameters of every (data grid x problem grid) panel, resolved
+    as the cells get them: what a paired solver value is looked up in."""
+    d = registry.get("data", spec.data.name)
+    p = registry.get("problem", spec.problem.name)
+    return [{**registry.resolve_params(d, {**spec.data.params, **dc}),
+             **registry.resolve_params(p, {**spec.problem.params, **pc})}
+            for dc in grid_product(spec.data.grid) for pc in grid_product(spec.problem.grid)]
 
 
 def validate_outputs(spec: Spec, file: str) -> None:
@@ -341,8 +372,10 @@ def check_names(spec: Spec, file: str) -> None:
                  key="data")
     p = _check_block("problem", spec.problem.name, spec.problem.params, spec.problem.grid,
                      file=file, key="problem")
+    panel_list = panels(spec)
     for i, s in enumerate(spec.solvers):
-        e = _check_block("solver", s.name, s.params, s.grid, file=file, key=f"solvers[{i}]")
+        e = _check_block("solver", s.name, s.params, s.grid, file=file, key=f"solvers[{i}]",
+                         panels=panel_list)
         if p.family and e.family and p.family != e.family:
             raise DrocliError(f"solver {s.name!r} is for {e.family} problems, not {p.family}",
                               file=file, key=f"solvers[{i}].name",
@@ -422,8 +455,11 @@ def dump_spec(spec: Spec) -> str:
                                                      spec.data.params)
     data["problem"]["params"] = registry.resolve_params(
         registry.get("problem", spec.problem.name), spec.problem.params)
+    panel = panels(spec)[0]
     for entry, s in zip(data["solvers"], spec.solvers, strict=True):
-        entry["params"] = registry.resolve_params(registry.get("solver", s.name), s.params)
+        given, tables = paired.resolve(s.params, panel)     # paired values stay tables
+        entry["params"] = {**registry.resolve_params(registry.get("solver", s.name), given),
+                           **{k: s.params[k] for k in tables}}
     data["figures"] = [f.model_dump(mode="json", exclude_none=True) for f in spec.figures]
     data["claims"] = [c.model_dump(mode="json", exclude_none=True) for c in spec.claims]
     order = list(Spec.model_fields)

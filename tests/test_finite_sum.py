@@ -7,19 +7,24 @@ differences, scipy.optimize, normal equations, bisection."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.optimize import brentq, minimize
 
 from drocli import registry
+from drocli.cells import expand
 from drocli.data.base import GroupedData
 from drocli.data.regression_synthetic import load as load_regression
 from drocli.errors import DrocliError
 from drocli.monitor import Monitor
 from drocli.ops import samplers as S
 from drocli.problems.finite_sum import FiniteSumProblem, delta_norms, vr_estimate
+from drocli.spec import load_spec, parse_set
 from tests.conftest import plugin
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SAMPLERS = ("uniform", "importance", "optimal", "osmd", "adaosmd")
 
@@ -515,18 +520,22 @@ def test_katyusha_with_L_bar_beats_L_max():
     assert p.gap(xi) < 1e-3 * p.gap(xu)
 
 
-def test_step_table_by_data_value():
-    """step: {nu: {...}} picks the caption's step for the data's nu (Figs. 1-2)."""
-    table = {"nu": {0.0: 0.1, 0.5: 0.05, 1.0: 0.005}}
-    for nu, step in [(0.0, 0.1), (1.0, 0.005)]:
-        p = ls_problem(nu=nu)
-        a, _ = run("l_svrg", p, 300, step=table)
-        b, _ = run("l_svrg", p, 300, step=step)
-        assert np.array_equal(a, b)
-    with pytest.raises(DrocliError, match="no step"):
-        run("sgd", ls_problem(nu=0.7), 100, step=table)
-    with pytest.raises(DrocliError, match="data record no number"):
-        run("sgd", ls_problem(), 100, step={"rho": {0.0: 0.1}})
+def test_paired_step_resolved_into_the_cells():
+    """step: {nu: {...}} pairs the caption's step with each data panel (Figs. 1-2): the
+    cells carry plain numbers, the id hashes the table as written, and a panel without an
+    entry is refused at load with the key path (spec 002 §4.1)."""
+    path = ROOT / "experiments" / "as_lsvrg_fig1.yaml"
+    cells = expand(load_spec(path, profile="smoke"))
+    want = {0.0: 0.1, 0.5: 0.05, 1.0: 0.005}
+    assert cells and all(c.solver_params["step"] == want[c.data_params["nu"]] for c in cells)
+    assert all(c.key()["solver"][1]["step"] == {"nu": want} for c in cells)
+    with pytest.raises(DrocliError) as ei:
+        load_spec(path, profile="smoke", overrides=parse_set(["data.grid.nu=[0.0, 0.7]"]))
+    msg = str(ei.value)
+    assert "solvers[0].params.step.nu" in msg and "nu = 0.7" in msg and "add 0.7" in msg
+    with pytest.raises(DrocliError, match="solvers.0..params.step"):
+        load_spec(path, profile="smoke", overrides=parse_set(
+            ["solvers.SGD.params.step={nu: {0.0: -1, 0.5: 0.05, 1.0: 0.005}}"]))
 
 
 def test_oracle_counts_and_status():

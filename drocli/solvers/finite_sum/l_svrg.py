@@ -13,8 +13,8 @@ L-Katyusha with Adaptive Sampling" (TMLR 2023), generalised to the samplers of �
 
 Labels of the paper: L-SVRG (uniform), IS-LSVRG (importance), Optimal-LSVRG (optimal),
 AS-LSVRG (adaosmd; osmd in §4.4). rho = 0 means the paper's 1/n. `step` (and `osmd_lr`) is
-a number or a table by a data value, e.g. {nu: {0.0: 0.1, 0.5: 0.05, 1.0: 0.005}} (Fig. 1-2
-captions); tables nest for a value per panel (Fig. 5's tuned steps).
+a number; the spec may pair it with the data panel, e.g. {nu: {0.0: 0.1, 0.5: 0.05, 1.0:
+0.005}} (Fig. 1-2 captions; `drocli.paired`), resolved before the solver runs.
 
 On the two-layer network of §4.4 (problem finite_sum_mlp, Fig. 5) the same algorithm runs in
 `lsvrg_mlp_chunk`: the per-sample differences Delta_k come from `mlp_vr_estimate`, and the
@@ -38,7 +38,6 @@ from drocli.solvers.finite_sum import (
     grad_norm_max,
     horizon,
     snapshot_prob,
-    step_size,
 )
 
 
@@ -96,7 +95,7 @@ def _setup(params: dict, problem):
     """Batch b, step, refresh probability rho and the expected gradients per iteration."""
     b = params["batch"]
     rho = snapshot_prob(params, problem.n)
-    return b, step_size(params, problem), rho, 2.0 * b + rho * problem.n
+    return b, params["step"], rho, 2.0 * b + rho * problem.n
 
 
 def solve_mlp(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:

@@ -8,8 +8,8 @@ L-Katyusha with Adaptive Sampling" (TMLR 2023), §2.3 of spec 002:
 
 SGD = uniform, Optimal-SGD = optimal (p_i proportional to ||grad f_i(x^t)||, [UNSPEC], the
 SGD optimum of Zhao & Zhang 2015 / Needell et al. 2016), IS-SGD = importance. Constant step
-(P17: the same step as L-SVRG in the same panel, no decay; a number or a table by a data
-value, as for L-SVRG). AdaOSMD computes
+(P17: the same step as L-SVRG in the same panel, no decay; a number, which the spec may
+pair with the data panel, as for L-SVRG). AdaOSMD computes
 max_i ||grad f_i(x0)|| with one counted full pass.
 """
 
@@ -27,7 +27,6 @@ from drocli.solvers.finite_sum import (
     grad_norm_max,
     horizon,
     linear_only,
-    step_size,
 )
 
 
@@ -62,7 +61,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarra
     §2.3): constant step, mini-batch drawn i.i.d. from p^t. Returns the last iterate x."""
     linear_only(problem, "sgd")
     b = params["batch"]
-    step = step_size(params, problem)
+    step = params["step"]
     x = problem.zero_point()
     t = 0
     keep = monitor(x, iteration=t)
