@@ -6,6 +6,7 @@ plus one column per swept parameter.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
@@ -76,19 +78,78 @@ def _atomic_write_npz(path: Path, arrays: dict) -> None:
         raise
 
 
-def read_artifacts(results_dir: Path, cell_id: str) -> dict:
-    """The arrays a cell handed the runner ({} if none); object arrays are refused."""
+def read_cell_artifacts(out: Path, cell_id: str) -> dict:
+    """The arrays one cell handed the runner ({} if none); object arrays are refused."""
+    return _read_npz(artifact_path(out, cell_id))
+
+
+def _read_npz(path: Path) -> dict:
     import numpy as np
 
-    path = artifact_path(results_dir, cell_id)
     if not path.exists():
         return {}
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
         raise DrocliError(f"unreadable artifact file: {e}", file=str(path),
-                          fix="re-run the cell with `drocli run ... --force`") from None
+                          fix="re-run the cells with `drocli run ... --force`") from None
+
+
+ARTIFACTS = "artifacts.npz"
+
+
+def merge_artifacts(out: Path, cells) -> Path | None:
+    """Every finished cell's arrays in one file beside records.csv (`artifacts.npz`): what
+    plots read, so a results folder travels without its cells/. Each distinct array is
+    stored once (fronts repeat in every cell); `index` rows are (cell, name, blob). The zip
+    is deflated with fixed timestamps: the same arrays give the same bytes."""
+    import numpy as np
+
+    blobs, index = {}, []
+    for c in cells:
+        if not is_finished(out, c.id):
+            continue
+        for name, arr in sorted(read_cell_artifacts(out, c.id).items()):
+            arr = np.ascontiguousarray(arr)
+            h = hashlib.sha1(f"{arr.dtype.str}{arr.shape}".encode() + arr.tobytes()).hexdigest()
+            blobs.setdefault(f"b{h[:16]}", arr)
+            index.append((c.id, name, f"b{h[:16]}"))
+    path = Path(out) / ARTIFACTS
+    if not index:
+        if path.exists():
+            path.unlink()
+        return None
+    arrays = {"index": np.array(index, dtype=str), **blobs}
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
+            for key in sorted(arrays):
+                info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                with zf.open(info, "w") as f:
+                    np.lib.format.write_array(f, arrays[key], allow_pickle=False)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def read_artifacts(results_dir: Path) -> dict[str, dict]:
+    """cell id -> {name: array}, from the merged artifacts.npz ({} if there is none)."""
+    z = _read_npz(Path(results_dir) / ARTIFACTS)
+    if not z:
+        return {}
+    out: dict[str, dict] = {}
+    try:
+        for cell, name, blob in z["index"].reshape(-1, 3):
+            out.setdefault(str(cell), {})[str(name)] = z[str(blob)]
+    except KeyError as e:
+        raise DrocliError(f"artifacts.npz lacks array {e}", file=str(Path(results_dir) /
+                          ARTIFACTS), fix="re-run `drocli run` to rebuild it") from None
+    return out
 
 
 def cell_status(out: Path, cell_id: str) -> dict | None:

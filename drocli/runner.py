@@ -198,6 +198,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
             bar.close()
     df = records.merge(out, cells)
     rec_path = records.write_records(out, df)
+    records.merge_artifacts(out, cells)
     records.atomic_write_text(out / "spec.yaml", dump_spec(spec))
     statuses = {}
     for c in cells:

@@ -175,20 +175,42 @@ def test_list_valued_swept_params_are_json(tmp_path):
 
 def test_cell_artifacts_round_trip(tmp_path):
     """A cell's arrays are saved as cells/<id>.npz before its status marks it finished, and
-    read back exactly; object arrays are refused."""
+    read back exactly; the merged artifacts.npz stores each distinct array once, has the
+    same bytes when written twice, and maps every cell back to its arrays; object arrays
+    are refused."""
+    import types
+
     import numpy as np
 
     from drocli.errors import DrocliError
-    from drocli.records import artifact_path, is_finished, read_artifacts, write_cell
+    from drocli.records import (
+        artifact_path,
+        is_finished,
+        merge_artifacts,
+        read_artifacts,
+        read_cell_artifacts,
+        write_cell,
+    )
 
     theta = np.linspace(-1, 1, 7)
-    write_cell(tmp_path, "abc", [(0, 0, 0.0, "m", 1.0)], {"status": "done"},
-               {"theta": theta, "front": np.eye(3)})
+    for cid, t in (("abc", theta), ("def", 2 * theta)):
+        write_cell(tmp_path, cid, [(0, 0, 0.0, "m", 1.0)], {"status": "done"},
+                   {"theta": t, "front": np.eye(3)})
     assert is_finished(tmp_path, "abc")
-    got = read_artifacts(tmp_path, "abc")
+    got = read_cell_artifacts(tmp_path, "abc")
     assert set(got) == {"theta", "front"}
     np.testing.assert_array_equal(got["theta"], theta)
-    assert read_artifacts(tmp_path, "missing") == {}
+    assert read_cell_artifacts(tmp_path, "missing") == {}
+    cells = [types.SimpleNamespace(id=i) for i in ("abc", "def", "missing")]
+    path = merge_artifacts(tmp_path, cells)
+    first = path.read_bytes()
+    merged = read_artifacts(tmp_path)
+    assert set(merged) == {"abc", "def"}
+    np.testing.assert_array_equal(merged["def"]["theta"], 2 * theta)
+    np.testing.assert_array_equal(merged["abc"]["front"], np.eye(3))
+    with np.load(path) as z:
+        assert len(z.files) == 1 + 3                      # index + 2 thetas + 1 front
+    assert merge_artifacts(tmp_path, cells).read_bytes() == first
     np.savez(artifact_path(tmp_path, "bad"), x=np.array([{"a": 1}], dtype=object))
     with pytest.raises(DrocliError, match="artifact"):
-        read_artifacts(tmp_path, "bad")
+        read_cell_artifacts(tmp_path, "bad")

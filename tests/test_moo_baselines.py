@@ -161,8 +161,10 @@ def test_evaluate_theta_and_endpoint_dist():
     p = VLMOP2Problem(pref=0.3)
     x = np.linspace(-0.2, 0.3, 10)
     e = p.evaluate(x)
-    assert [e[f"theta_{k}"] for k in range(10)] == pytest.approx(list(x), abs=0)
-    assert "theta_10" not in e
+    assert not any(k.startswith("theta") for k in e)          # θ is an artifact, not a metric
+    art = p.artifacts(x)
+    np.testing.assert_array_equal(art["theta"], x)
+    np.testing.assert_array_equal(art["front"], p.front_curve())
     assert p.evaluate(np.full(10, -p.c))["endpoint_dist"] == pytest.approx(0.0, abs=1e-12)
     assert p.evaluate(np.full(10, p.c))["endpoint_dist"] == pytest.approx(0.0, abs=1e-12)
     F = p.values(x)
@@ -201,8 +203,7 @@ TINY = textwrap.dedent("""\
       - {name: tch, label: TCH}
     seeds: [0, 1, 2]
     budget: {epochs: 30, checkpoints: 3}
-    metrics: [f1, f2, ray_dist, theta_0, theta_1, theta_2, theta_3, theta_4, theta_5,
-              theta_6, theta_7, theta_8, theta_9]
+    metrics: [f1, f2, ray_dist]
     figures:
       - name: grid
         kind: objective_space
@@ -234,37 +235,47 @@ def test_objective_space_renders(tiny_run):
 
 
 def test_average_column_is_decision_space(tiny_run):
+    """The average dot is f at the seed-mean final θ (closed form written here), and each
+    cell's θ artifact is the point its recorded f1, f2 were measured at."""
     from drocli.plots.objective_space import ObjectiveSpaceFigure, panel_points
-    from drocli.records import read_records
+    from drocli.records import read_artifacts, read_records
     from drocli.spec import load_spec
 
     spec = load_spec(tiny_run / "spec.yaml")
     df = read_records(tiny_run)
     fig = spec.figures[0]
     assert isinstance(fig, ObjectiveSpaceFigure)
-    pts = panel_points(df, fig, {"spec": spec})
+    pts = panel_points(df, fig, {"spec": spec, "results_dir": tiny_run})
+    arrays = read_artifacts(tiny_run)
     last = df[df["step"] == df.groupby("cell")["step"].transform("max")]
-    p = VLMOP2Problem()
+    c = 1 / np.sqrt(10)
+
+    def f(theta):
+        return (1 - np.exp(-np.sum((theta - c) ** 2)), 1 - np.exp(-np.sum((theta + c) ** 2)))
+
+    for cell, g in last.groupby("cell"):
+        vals = dict(zip(g["metric"], g["value"], strict=True))
+        assert f(arrays[cell]["theta"]) == pytest.approx((vals["f1"], vals["f2"]), abs=1e-15)
     differs = 0.0
     for label in ("LS", "TCH"):
         avg = pts[(label, "average")]
         assert list(avg["pref"]) == [0.2, 0.5, 0.8] and set(avg["n_seeds"]) == {3}
         for _, row in avg.iterrows():
-            sub = last[(last["label"] == label) & np.isclose(last["pref"], row["pref"])]
-            wide = sub.pivot(index="cell", columns="metric", values="value")
-            theta = wide[[f"theta_{k}" for k in range(10)]].mean().to_numpy()
-            F = p.values(theta)
-            assert (row["x"], row["y"]) == pytest.approx(tuple(F), abs=1e-12)
-            differs = max(differs, abs(wide["f1"].mean() - F[0]))
+            sub = last[(last["label"] == label) & np.isclose(last["pref"], row["pref"])
+                       & (last["metric"] == "f1")]
+            theta = np.mean([arrays[cid]["theta"] for cid in sub["cell"]], axis=0)
+            assert (row["x"], row["y"]) == pytest.approx(f(theta), abs=1e-12)
+            differs = max(differs, abs(sub["value"].mean() - row["x"]))
         seed2 = pts[(label, 2)]
         s2 = last[(last["label"] == label) & (last["seed"] == 2) & (last["metric"] == "f1")]
         assert sorted(seed2["x"]) == pytest.approx(sorted(s2["value"]))
     assert differs > 1e-4, "averaging f instead of θ would give the same points"
 
 
-def test_objective_space_errors(tiny_run):
+def test_objective_space_errors(tiny_run, tmp_path):
     from drocli.plots.objective_space import ObjectiveSpaceFigure, panel_points
     from drocli.records import read_records
+    from drocli.spec import load_spec
 
     base = {"kind": "objective_space", "name": "f", "rows": ["LS"]}
     with pytest.raises(ValueError, match="extra"):
@@ -272,7 +283,7 @@ def test_objective_space_errors(tiny_run):
     with pytest.raises(ValueError, match="layout"):
         ObjectiveSpaceFigure.model_validate({**base, "columns": [0, 1], "layout": [1, 1]})
     df = read_records(tiny_run)
-    no_theta = df[~df["metric"].str.startswith("theta_")]
     fig = ObjectiveSpaceFigure.model_validate(base)
-    with pytest.raises(DrocliError, match="theta_0"):
-        panel_points(no_theta, fig, {})
+    spec = load_spec(tiny_run / "spec.yaml")
+    with pytest.raises(DrocliError, match="artifacts.npz"):       # a folder without arrays
+        panel_points(df, fig, {"spec": spec, "results_dir": tmp_path})

@@ -4,27 +4,25 @@ The figures of paper 003's VLMOP2 experiment (Liu et al. 2024, Figs. 2 and 4; sp
 are drawn here. Each panel is one (label, column) pair. A column is a seed or `average`. A panel
 shows, in the (f1, f2) plane:
 
-- the analytic Pareto front, as a grey solid line (`problem.front_curve()`);
-- the attainable region above/right of the front, shaded light grey. It uses
-  `problem.feasible_boundary()` when the problem has it, or else the polygon closing the front
-  at its upper-right corner;
+- the analytic Pareto front, as a grey solid line (the cells' `front` artifact);
+- the attainable region above/right of the front, shaded light grey: the cells' `region`
+  artifact, or else the polygon closing the front at its upper-right corner;
 - the preference rays from the origin along 1/w, normalised, as grey dashed lines. Each
   preference is a value of the swept `pref` column (w1, read as w = (w1, 1 - w1), or a list
   [w1, w2]);
 - each preference's final solution, as a large dot in the label's colour.
 
-The `average` column follows the paper: for each preference it averages the final θ over the seeds
-in decision space (the `theta_0 .. theta_{d-1}` metrics; spec pitfall 11). It then evaluates f at
-the averaged θ. For this it rebuilds the problem of that preference from the resolved spec in
-`context["spec"]`: the registry's problem function, given the spec's data source. The problem
-must offer `evaluate(θ)` returning the x/y metrics, or `values(θ)`.
+The `average` column follows the paper: for each preference it averages the final θ over the
+seeds in decision space (spec pitfall 11), then evaluates f there. The final θ, the front and
+the region are the cells' artifacts (`artifacts.npz` of the results folder, written by the
+problem's `artifacts(θ)` hook), and f is the pure function the problem registers as
+`objectives`: nothing is rebuilt at plot time.
 """
 
 from __future__ import annotations
 
 import ast
 import math
-import re
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -36,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, m
 from drocli import registry
 from drocli.aggregate import apply_filter
 from drocli.errors import DrocliError, did_you_mean
-from drocli.records import param_column
+from drocli.records import param_column, read_artifacts
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -69,7 +67,7 @@ class ObjectiveSpaceFigure(BaseModel):
     xlabel: str = "$f_1$"
     ylabel: str = "$f_2$"
     pref: str = "pref"                                 # swept problem parameter of the rays
-    theta_prefix: str = "theta_"                       # decision-variable metrics (average)
+    theta: str = "theta"                               # the cells' final-θ artifact (average)
     filter: dict[str, str | int | float | bool | list[str | int | float | bool]] = Field(
         default_factory=dict)
     lim: tuple[float, float] = (-0.05, 1.05)           # both axes, equal aspect
@@ -140,68 +138,51 @@ def final_table(records: pd.DataFrame, fig: ObjectiveSpaceFigure) -> pd.DataFram
     return wide.reset_index()
 
 
-def theta_columns(table: pd.DataFrame, prefix: str) -> list[str]:
-    pat = re.compile(rf"^{re.escape(prefix)}(\d+)$")
-    cols = [c for c in table.columns if isinstance(c, str) and pat.match(c)]
-    return sorted(cols, key=lambda c: int(pat.match(c).group(1)))
-
-
-class ProblemCache:
-    """Problems rebuilt from the resolved spec, one per preference value."""
+class CellArrays:
+    """The cells' artifacts (results folder's artifacts.npz) and the problem's declared
+    pure `objectives(θ)`, both found through the plot context."""
 
     def __init__(self, context: dict, fig: ObjectiveSpaceFigure):
-        self.spec = (context or {}).get("spec")
         self.fig = fig
-        self._cache: dict = {}
+        results_dir = (context or {}).get("results_dir")
+        self.arrays = read_artifacts(results_dir) if results_dir is not None else {}
+        spec = (context or {}).get("spec")
+        entry = registry.get("problem", spec.problem.name) if spec is not None else None
+        self.objectives = entry.extra.get("objectives") if entry is not None else None
 
-    def get(self, pref_value=None, required: bool = True):
-        key = repr(pref_value)
-        if key in self._cache:
-            return self._cache[key]
-        if self.spec is None:
-            if required:
-                raise DrocliError(f"figure {self.fig.name!r} needs the spec to rebuild the "
-                                  "problem", key=f"figures[{self.fig.name}]",
-                                  fix="plot with `drocli plot RESULTS_DIR` (it passes the "
-                                      "saved spec)")
-            return None
-        from drocli.runner import load_data
+    def get(self, cell: str, name: str) -> np.ndarray | None:
+        return self.arrays.get(str(cell), {}).get(name)
 
-        spec = self.spec
-        d_entry = registry.get("data", spec.data.name)
-        dparams = registry.resolve_params(d_entry, spec.data.params)
-        dseed = spec.data.seed if spec.data.seed is not None else int(spec.seeds[0])
-        data = load_data(spec.data.name, dparams, dseed)
-        p_entry = registry.get("problem", spec.problem.name)
-        given = dict(spec.problem.params)
-        if pref_value is not None:
-            v = pref_value
-            if isinstance(v, str):
-                v = ast.literal_eval(v)
-            if isinstance(v, np.generic):
-                v = v.item()
-            given[self.fig.pref] = v
-        problem = p_entry.func(data, registry.resolve_params(p_entry, given))
-        self._cache[key] = problem
-        return problem
+    def first(self, cells, name: str) -> np.ndarray | None:
+        """`name` of the first of `cells` that kept it (fronts are the same in every cell)."""
+        for c in cells:
+            v = self.get(c, name)
+            if v is not None:
+                return np.asarray(v, dtype=float)
+        return None
 
-
-def objective_point(problem, theta: np.ndarray, fig: ObjectiveSpaceFigure) -> tuple[float, float]:
-    """(x, y) of θ: from `problem.evaluate(θ)` when it names them, else `problem.values(θ)`."""
-    if hasattr(problem, "evaluate"):
-        ev = problem.evaluate(theta)
-        if fig.x in ev and fig.y in ev:
-            return float(ev[fig.x]), float(ev[fig.y])
-    if hasattr(problem, "values"):
-        F = np.asarray(problem.values(theta), dtype=float)
+    def average_point(self, cells) -> tuple[float, float]:
+        """f at the seed-mean final θ of `cells` (decision-space average)."""
+        where = f"figures[{self.fig.name}]"
+        thetas = [self.get(c, self.fig.theta) for c in cells]
+        if any(t is None for t in thetas):
+            raise DrocliError(
+                f"figure {self.fig.name!r}: the average column needs each cell's final "
+                f"{self.fig.theta!r} array (artifacts.npz)", key=f"{where}.columns",
+                fix="re-run the spec with `drocli run` (its problem keeps θ as an artifact), "
+                    "or drop `average` from columns")
+        if self.objectives is None:
+            raise DrocliError(f"figure {self.fig.name!r}: the problem registers no "
+                              "`objectives` function to evaluate the averaged θ",
+                              key=f"{where}.columns",
+                              fix="plot from the results folder (`drocli plot RESULTS_DIR`) "
+                                  "or drop `average` from columns")
+        F = np.asarray(self.objectives(np.mean(np.stack(thetas), axis=0)), dtype=float)
         return float(F[0]), float(F[1])
-    raise DrocliError(f"problem {type(problem).__name__} has neither evaluate() returning "
-                      f"{fig.x!r}/{fig.y!r} nor values()", key=f"figures[{fig.name}]",
-                      fix="give the problem a values(theta) method")
 
 
 def panel_points(records: pd.DataFrame, fig: ObjectiveSpaceFigure, context: dict | None = None,
-                 table: pd.DataFrame | None = None, problems: ProblemCache | None = None
+                 table: pd.DataFrame | None = None, arrays: CellArrays | None = None
                  ) -> dict[tuple[str, Column], pd.DataFrame]:
     """(label, column) -> DataFrame[pref, x, y, n_seeds], sorted by pref.
 
@@ -210,7 +191,7 @@ def panel_points(records: pd.DataFrame, fig: ObjectiveSpaceFigure, context: dict
     """
     where = f"figures[{fig.name}]"
     table = final_table(records, fig) if table is None else table
-    problems = problems or ProblemCache(context or {}, fig)
+    arrays = arrays or CellArrays(context or {}, fig)
     metrics = [c for c in table.columns if c not in ("cell", "label", "seed", "pref")]
     out = {}
     for label, col in fig.panels():
@@ -219,22 +200,11 @@ def panel_points(records: pd.DataFrame, fig: ObjectiveSpaceFigure, context: dict
             if sub.empty:
                 out[(label, col)] = pd.DataFrame(columns=["pref", "x", "y", "n_seeds"])
                 continue
-            tcols = theta_columns(sub, fig.theta_prefix)
-            if not tcols:
-                raise DrocliError(
-                    f"figure {fig.name!r}: the average column needs the decision variables "
-                    f"{fig.theta_prefix}0, {fig.theta_prefix}1, ... in the records",
-                    key=f"{where}.columns",
-                    fix=f"list {fig.theta_prefix}0 .. {fig.theta_prefix}<d-1> in the spec's "
-                        f"metrics (metrics in the records: {', '.join(map(str, metrics))})")
             rows = []
-            groups = sub.groupby(sub["pref"].map(repr), sort=False)
-            for _, g in groups:
-                theta = g[tcols].to_numpy(dtype=float).mean(axis=0)
-                pv = g["pref"].iloc[0]
-                problem = problems.get(None if _isnan(pv) else pv)
-                x, y = objective_point(problem, theta, fig)
-                rows.append({"pref": pv, "x": x, "y": y, "n_seeds": int(g["seed"].nunique())})
+            for _, g in sub.groupby(sub["pref"].map(repr), sort=False):
+                x, y = arrays.average_point(g["cell"].tolist())
+                rows.append({"pref": g["pref"].iloc[0], "x": x, "y": y,
+                             "n_seeds": int(g["seed"].nunique())})
             out[(label, col)] = _sorted(pd.DataFrame(rows))
         else:
             for m in (fig.x, fig.y):
@@ -282,9 +252,9 @@ def _colors(fig: ObjectiveSpaceFigure) -> dict[str, str]:
     return out
 
 
-def _region(problem, front: np.ndarray | None) -> np.ndarray | None:
-    if problem is not None and hasattr(problem, "feasible_boundary"):
-        return np.asarray(problem.feasible_boundary(), dtype=float)
+def _region(region: np.ndarray | None, front: np.ndarray | None) -> np.ndarray | None:
+    if region is not None:
+        return region
     if front is None or len(front) < 2:
         return None
     hi = front.max(axis=0)
@@ -364,15 +334,13 @@ def _make(records: pd.DataFrame, spec: ObjectiveSpaceFigure, experiment_title: s
         warnings.warn(f"figure {spec.name!r}: label(s) not in the records, panels left empty: "
                       + "; ".join(f"{m!r}: {did_you_mean(m, present)}" for m in missing),
                       stacklevel=3)
-    problems = ProblemCache(context, spec)
-    points = panel_points(records, spec, context, table=table, problems=problems)
+    arrays = CellArrays(context, spec)
+    points = panel_points(records, spec, context, table=table, arrays=arrays)
     prefs = list(dict.fromkeys(v for v in table["pref"].tolist() if not _isnan(v)))
     prefs.sort(key=lambda v: float(pref_vector(v)[0]))
-    base = problems.get(prefs[0] if prefs else None, required=False)
-    front = None
-    if spec.front and base is not None and hasattr(base, "front_curve"):
-        front = np.asarray(base.front_curve(), dtype=float)
-    region = _region(base, front) if spec.region else None
+    cells = table["cell"].tolist()
+    front = arrays.first(cells, "front") if spec.front else None
+    region = _region(arrays.first(cells, "region"), front) if spec.region else None
     colors = _colors(spec)
     seeds_all = sorted({int(s) for s in table["seed"].dropna()})
 

@@ -20,7 +20,8 @@ Metrics (`evaluate`, not counted): f1, f2, tch = max_i w_i f_i, tch_gap = tch - 
 eq_err = |w1 f1 - w2 f2|, ray_dist = ||f(θ) - f*_w|| (distance to the analytic intersection of
 the front with the ray of direction 1/w), front_dist = distance in objective space to the
 analytic front (dense grid of the front curve, refined by bounded scalar minimisation), and
-hv = 2-D hypervolume of {f(θ)} with reference point (1, 1).
+hv = 2-D hypervolume of {f(θ)} with reference point (1, 1). Artifacts (per cell): the final
+θ, the front and the attainable region (`artifacts`).
 """
 
 from __future__ import annotations
@@ -87,6 +88,16 @@ def feasible_boundary(n: int = 1000, u_max: float = 4.0) -> np.ndarray:
     θ = s c1 + r v, v = (1, -1, ...)/sqrt(d); then ||θ||_inf <= (|s| + r)/sqrt(d) <= 1).
     """
     return front_point(np.linspace(-u_max, u_max, n))
+
+
+def vlmop2_values(theta) -> np.ndarray:
+    """f(θ) (2,) of VLMOP2 in any dimension d = len(θ), c = 1/sqrt(d): a pure function of θ,
+    registered as the problem's `objectives` (plots evaluate averaged θ with it)."""
+    theta = np.asarray(theta, dtype=np.float64).reshape(-1)
+    c = 1.0 / math.sqrt(theta.size)
+    a = np.sum((theta - c) ** 2)
+    b = np.sum((theta + c) ** 2)
+    return np.array([1.0 - math.exp(-a), 1.0 - math.exp(-b)])
 
 
 def front_distance(F) -> float:
@@ -161,10 +172,7 @@ class VLMOP2Problem(CountedOracles):
     # ---- objectives ---------------------------------------------------------------------------
     def values(self, theta) -> np.ndarray:
         """f(θ) (2,), not counted (metrics, tests)."""
-        theta = np.asarray(theta, dtype=np.float64)
-        a = np.sum((theta - self.c) ** 2)
-        b = np.sum((theta + self.c) ** 2)
-        return np.array([1.0 - math.exp(-a), 1.0 - math.exp(-b)])
+        return vlmop2_values(theta)
 
     def front_curve(self, n: int = 1000) -> np.ndarray:
         """n points (n, 2) of the analytic Pareto front, for plotting (spec §3.1.1)."""
@@ -195,10 +203,15 @@ class VLMOP2Problem(CountedOracles):
                "ray_dist": float(np.linalg.norm(F - self.f_opt)),
                "front_dist": front_distance(F), "endpoint_dist": endpoint_distance(F),
                "hv": hypervolume_2d(F)}
-        out.update({f"theta_{k}": float(v) for k, v in enumerate(theta)})
         if t is not None:
             out["iteration"] = float(t)
         return out
+
+    def artifacts(self, theta) -> dict:
+        """Arrays kept with the cell: the final θ (seed averages are taken in decision space,
+        spec 003 §3.1.5) and the analytic front and attainable region the figures draw."""
+        return {"theta": np.asarray(theta, dtype=np.float64).reshape(-1),
+                "front": self.front_curve(), "region": self.feasible_boundary()}
 
 
 class VLMOP2Params(Params):
@@ -225,8 +238,9 @@ class VLMOP2Params(Params):
     params=VLMOP2Params,
     tiny={"data": ("moo_none", {}), "params": {"dim": 10, "pref": 0.3}},
     metrics=("f1", "f2", "tch", "tch_gap", "eq_err", "ray_dist", "front_dist",
-             "endpoint_dist", "hv", "iteration", "theta_*"),
+             "endpoint_dist", "hv", "iteration"),
     family="moo",
+    objectives=vlmop2_values,
     description="paper 003: VLMOP2 (d = 10, box [-1, 1]^d) with a Tchebycheff preference w, "
                 "analytic Pareto front",
 )
