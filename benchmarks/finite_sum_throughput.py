@@ -44,11 +44,15 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from drocli import registry  # noqa: E402
-from drocli.data.regression_synthetic import load  # noqa: E402
 from drocli.monitor import Monitor  # noqa: E402
 from drocli.ops.samplers import adaosmd_constants, sampler_from_params  # noqa: E402
-from drocli.problems.finite_sum import make  # noqa: E402
-from drocli.solvers.finite_sum.l_katyusha import lkatyusha_chunk, theorem3  # noqa: E402
+from drocli.solvers.finite_sum.estimators import Draws  # noqa: E402
+from drocli.solvers.finite_sum.l_katyusha import (  # noqa: E402
+    Iterates,
+    Steps,
+    lkatyusha_chunk,
+    theorem3,
+)
 from drocli.solvers.finite_sum.l_svrg import lsvrg_chunk  # noqa: E402
 
 # (label, n, d, AdaOSMD horizon T, kernel iterations, naive AdaOSMD reference iterations)
@@ -228,6 +232,19 @@ def best_of(fn, reps=5):
     return best
 
 
+def problem(n: int, d: int):
+    """Least squares on data model A (nu = 0.5, sigma = 1), through the registry."""
+    data = registry.get("data", "regression_synthetic")
+    prob = registry.get("problem", "finite_sum")
+    dp = registry.resolve_params(data, {"n": n, "d": d, "nu": 0.5, "sigma": 1.0})
+    return prob.func(data.func(dp, 0), registry.resolve_params(prob, {}))
+
+
+def solver_params(params: dict) -> dict:
+    """A solver's params resolved against its model (defaults filled in)."""
+    return registry.resolve_params(registry.get("solver", "l_katyusha"), params)
+
+
 def abar_of(p):
     """The abar given to AdaOSMD here (a bound on max_i ||grad f_i||), kernels and references."""
     return float(np.sqrt(p.row_sq.max()) * np.abs(p.y).max())
@@ -237,7 +254,7 @@ def start_point(p, rng):
     """(x, w, snapshot) of the kernel timings: x near x*, w = x + 0.01."""
     x0 = p.x_star + 0.1 * rng.standard_normal(p.d)
     w = x0.copy()
-    return x0 - 0.01, w, p.snapshot(w)
+    return x0 - 0.01, w, p.snapshot_at(w)
 
 
 def naive_adaosmd_state(p, T, abar):
@@ -253,26 +270,26 @@ def kernel_rate(p, solver, sampler, T, steps, step):
     n, d = p.n, p.d
     rho = 1.0 / n
     params = {"sampler": sampler, "horizon": T}
-    x1, w, (snap_s, snap_c, gw) = start_point(p, rng)
+    x1, w, snap = start_point(p, rng)
     x0 = x1 + 0.01
-    s = sampler_from_params(params, p, batch=1, horizon=T, abar=abar_of(p))
+    s = sampler_from_params(solver_params(params), p, batch=1, horizon=T, abar=abar_of(p))
     U = rng.random((steps, 1, s.uniforms_per_draw))
     coins = rng.random(steps)
-    bufs = (np.zeros(1, np.int64), np.zeros(1), np.zeros(1), np.zeros(d))
+    dr = Draws(np.zeros(1, np.int64), np.zeros(1), np.zeros(1), np.zeros(d))
     if solver == "l_svrg":
         x = x1
 
         def go(m=steps):
-            lsvrg_chunk(p.A, p.y, p.obj, p.mu, p.row_sq, x, w, gw, snap_s, snap_c, U[:m],
-                        coins[:m], rho, step, s.arrays, False, *bufs, p.counter)
+            lsvrg_chunk(p.kdata, x, snap, U[:m], coins[:m], rho, step, s.state, False, dr,
+                        p.counter)
     else:
-        th = theorem3(p, params, 1)
-        x, z, v = np.zeros(d), x0 - 0.01, x0 - 0.02
+        th = theorem3(p, solver_params(params), 1)
+        it = Iterates(np.zeros(d), x0 - 0.01, x0 - 0.02)
+        steps_k = Steps(*(float(th[k]) for k in Steps._fields))
 
         def go(m=steps):
-            lkatyusha_chunk(p.A, p.y, p.obj, p.mu, p.row_sq, x, z, v, w, gw, snap_s, snap_c,
-                            U[:m], coins[:m], rho, th["theta1"], th["theta2"], th["eta"],
-                            th["kappa"], th["L"], s.arrays, False, *bufs, p.counter)
+            lkatyusha_chunk(p.kdata, it, snap, U[:m], coins[:m], rho, steps_k, s.state, False,
+                            dr, p.counter)
     go(10)                      # compile / warm
     return steps / best_of(go), s.info.get("H", "")
 
@@ -307,7 +324,7 @@ def reference_katyusha_rate(p, steps):
     rng = np.random.default_rng(0)
     idx = rng.integers(0, p.n, steps)
     coins = rng.random(steps)
-    th = theorem3(p, {"sampler": "uniform"}, 1)
+    th = theorem3(p, solver_params({"sampler": "uniform"}), 1)
     x0 = p.x_star + 0.1 * rng.standard_normal(p.d)
     x, z, v, w = np.zeros(p.d), x0 - 0.01, x0 - 0.02, x0.copy()
     gw = p.full_gradient(w)
@@ -322,7 +339,8 @@ def reference_katyusha_rate(p, steps):
 def naive_adaosmd_rate(p, T, steps, step):
     """Iterations / s of `reference_lsvrg_adaosmd` (its own inverse-CDF draws, warm state)."""
     rng = np.random.default_rng(0)
-    x, w, (_, _, gw) = start_point(p, rng)
+    x, w, snap = start_point(p, rng)
+    gw = snap.gw
     eta, gamma, floor, P, theta = naive_adaosmd_state(p, T, abar_of(p))
     u = rng.random(steps)
     coins = rng.random(steps)
@@ -342,25 +360,27 @@ def agreement_check(p, T, steps, step, abar):
     relative differences (x trajectory over all iterations, theta, experts, mixture; "experts
     / move": expert difference over the largest |p_{h,i} - 1/n|) and how far p moved."""
     rng = np.random.default_rng(0)
-    x, w, (snap_s, snap_c, gw) = start_point(p, rng)
-    xr, wr, gwr = x.copy(), w.copy(), gw.copy()
-    s = sampler_from_params({"sampler": "adaosmd", "horizon": T}, p, batch=1, horizon=T,
+    x, w, snap = start_point(p, rng)
+    xr, wr, gwr = x.copy(), w.copy(), snap.gw.copy()
+    s = sampler_from_params(solver_params({"sampler": "adaosmd", "horizon": T}), p, batch=1,
+                            horizon=T,
                             abar=abar)
     eta, gamma, floor, P, theta = naive_adaosmd_state(p, T, abar)
     assert np.array_equal(eta, s.info["expert_lrs"]) and gamma == s.info["gamma"]
     theta0 = theta.copy()
     U = rng.random((steps, 1, s.uniforms_per_draw))
     coins = rng.random(steps)
-    idx, pk, ak, g = np.zeros(1, np.int64), np.zeros(1), np.zeros(1), np.zeros(p.d)
+    dr = Draws(np.zeros(1, np.int64), np.zeros(1), np.zeros(1), np.zeros(p.d))
+    idx = dr.idx
     dx = 0.0
     for t in range(steps):
-        lsvrg_chunk(p.A, p.y, p.obj, p.mu, p.row_sq, x, w, gw, snap_s, snap_c, U[t:t + 1],
-                    coins[t:t + 1], 1.0 / p.n, step, s.arrays, False, idx, pk, ak, g, p.counter)
+        lsvrg_chunk(p.kdata, x, snap, U[t:t + 1], coins[t:t + 1], 1.0 / p.n, step, s.state,
+                    False, dr, p.counter)
         reference_lsvrg_adaosmd(p.A, p.y, U[t:t + 1, 0, 0], coins[t:t + 1], 1.0 / p.n, step, eta,
                                 gamma, floor, xr, wr, gwr, P, theta, idx.copy(), p.counter)
         dx = max(dx, np.abs(xr - x).max() / np.abs(x).max())
     Pd = s.expert_distributions()
-    thd = s.arrays[16][: len(theta)]
+    thd = s.state.theta[: len(theta)]
     pd = s.distribution()
 
     def rel(a, b):
@@ -377,21 +397,23 @@ def katyusha_agreement(p, steps):
     `reference_lkatyusha` run side by side on drocli's drawn indices."""
     rng = np.random.default_rng(1)
     params = {"sampler": "uniform"}
-    th = theorem3(p, params, 1)
-    s = sampler_from_params(params, p, batch=1, horizon=steps, abar=abar_of(p))
+    th = theorem3(p, solver_params(params), 1)
+    s = sampler_from_params(solver_params(params), p, batch=1, horizon=steps,
+                            abar=abar_of(p))
     x0 = p.x_star + 0.1 * rng.standard_normal(p.d)
     x, z, v, w = np.zeros(p.d), x0 - 0.01, x0 - 0.02, x0.copy()
-    snap_s, snap_c, gw = p.snapshot(w)
-    xr, zr, vr, wr, gwr = x.copy(), z.copy(), v.copy(), w.copy(), gw.copy()
+    snap = p.snapshot_at(w)
+    xr, zr, vr, wr, gwr = x.copy(), z.copy(), v.copy(), w.copy(), snap.gw.copy()
     U = rng.random((steps, 1, s.uniforms_per_draw))
     coins = rng.random(steps)
-    idx, pk, ak, g = np.zeros(1, np.int64), np.zeros(1), np.zeros(1), np.zeros(p.d)
+    dr = Draws(np.zeros(1, np.int64), np.zeros(1), np.zeros(1), np.zeros(p.d))
+    idx = dr.idx
+    it = Iterates(x, z, v)
+    steps_k = Steps(*(float(th[k]) for k in Steps._fields))
     dv = 0.0
     for t in range(steps):
-        lkatyusha_chunk(p.A, p.y, p.obj, p.mu, p.row_sq, x, z, v, w, gw, snap_s, snap_c,
-                        U[t:t + 1], coins[t:t + 1], 1.0 / p.n, th["theta1"], th["theta2"],
-                        th["eta"], th["kappa"], th["L"], s.arrays, False, idx, pk, ak, g,
-                        p.counter)
+        lkatyusha_chunk(p.kdata, it, snap, U[t:t + 1], coins[t:t + 1], 1.0 / p.n, steps_k,
+                        s.state, False, dr, p.counter)
         reference_lkatyusha(p.A, p.y, idx.copy(), coins[t:t + 1], 1.0 / p.n, th["theta1"],
                             th["theta2"], th["eta"], th["kappa"], th["L"], xr, zr, vr, wr, gwr,
                             p.counter)
@@ -401,7 +423,7 @@ def katyusha_agreement(p, steps):
 
 def main():
     n, d, T = CASES[0][1:4]
-    p = make(load({"n": n, "d": d, "nu": 0.5, "sigma": 1.0}, 0), {})
+    p = problem(n, d)
     for what, scale in (("benchmark constants", 1.0), ("stress: abar x 1e-10", 1e-10)):
         chk = agreement_check(p, T, 5000, 1.0 / (4.0 * p.L_max), scale * abar_of(p))
         print(f"<!-- agreement of the naive AdaOSMD reference with lsvrg_chunk/adaosmd, {what} "
@@ -416,7 +438,7 @@ def main():
     rows = []
     for label, n, d, T, steps, naive_steps in CASES:
         t0 = time.perf_counter()
-        p = make(load({"n": n, "d": d, "nu": 0.5, "sigma": 1.0}, 0), {})
+        p = problem(n, d)
         setup = time.perf_counter() - t0
         step = 1.0 / (4.0 * p.L_max)
         ref = reference_rate(p, steps, step)

@@ -20,7 +20,8 @@ from drocli.data.regression_synthetic import load as load_regression
 from drocli.errors import DrocliError
 from drocli.monitor import Monitor
 from drocli.ops import samplers as S
-from drocli.problems.finite_sum import FiniteSumProblem, delta_norms, vr_estimate
+from drocli.problems.finite_sum import FiniteSumProblem, Snapshot
+from drocli.solvers.finite_sum.estimators import Draws, delta_norms, vr_estimate
 from drocli.spec import load_spec, parse_set
 from tests.conftest import plugin
 
@@ -209,7 +210,7 @@ def test_estimator_is_exactly_unbiased(name, obj, mu):
     p = tiny(obj, n=7, d=3, mu=mu, seed=5)
     rng = np.random.default_rng(3)
     x, w = rng.standard_normal(p.d), rng.standard_normal(p.d)
-    snap_s, snap_c, gw = p.snapshot(w)
+    snap = p.snapshot_at(w.copy())
     s = adapted_sampler(name, p.n, L=p.L)
     dist = s.distribution()
     assert dist.min() > 0 and dist.sum() == pytest.approx(1.0, abs=1e-14)
@@ -218,28 +219,26 @@ def test_estimator_is_exactly_unbiased(name, obj, mu):
     g, ak = np.zeros(p.d), np.zeros(1)
     acc = np.zeros(p.d)
     for i in range(p.n):
-        vr_estimate(p.A, p.y, p.obj, p.mu, p.row_sq, x, w, gw, snap_s, snap_c,
-                    np.array([i]), dist[i:i + 1], ak, g)
+        vr_estimate(p.kdata, x, snap, Draws(np.array([i]), dist[i:i + 1], ak, g))
         acc += dist[i] * g
         assert ak[0] == pytest.approx((D[i] ** 2).sum(), rel=1e-10, abs=1e-14)
     assert np.allclose(acc, truth, rtol=1e-12, atol=1e-13)
     norms = np.zeros(p.n)                                       # the Optimal sampler's input
-    delta_norms(p.A, p.y, p.obj, p.mu, p.row_sq, x, w, snap_s, snap_c, norms)
+    delta_norms(p.kdata, x, snap, norms)
     assert np.allclose(norms, np.linalg.norm(D, axis=1), rtol=1e-10, atol=1e-14)
     acc2 = np.zeros(p.d)
     ak2 = np.zeros(2)
     for i in range(p.n):
         for j in range(p.n):
-            vr_estimate(p.A, p.y, p.obj, p.mu, p.row_sq, x, w, gw, snap_s, snap_c,
-                        np.array([i, j]), dist[[i, j]], ak2, g)
+            vr_estimate(p.kdata, x, snap, Draws(np.array([i, j]), dist[[i, j]], ak2, g))
             acc2 += dist[i] * dist[j] * g
     assert np.allclose(acc2, truth, rtol=1e-12, atol=1e-13)
     # zero control variate (SGD): sum_i p_i grad f_i(x) / (n p_i) = grad F(x)
     z_d, z_n = np.zeros(p.d), np.zeros(p.n)
+    zero = Snapshot(z_d, z_d, z_n, z_n)
     acc[:] = 0.0
     for i in range(p.n):
-        vr_estimate(p.A, p.y, p.obj, p.mu, p.row_sq, x, z_d, z_d, z_n, z_n,
-                    np.array([i]), dist[i:i + 1], ak, g)
+        vr_estimate(p.kdata, x, zero, Draws(np.array([i]), dist[i:i + 1], ak, g))
         acc += dist[i] * g
     assert np.allclose(acc, truth, rtol=1e-12, atol=1e-13)
 
@@ -259,8 +258,9 @@ def test_draws_follow_the_distribution(name):
 
 def _check_expert_structures(s):
     """Internal invariants: floor, sum, tree sums, heap order, floored list."""
-    ew, eC, etree, eheap, ehpos, ehsize, efl, eflpos, enfl = s.arrays[5:14]
-    floor = s.arrays[1][S.F_FLOOR]
+    st = s.state
+    ew, eC, etree, eheap, ehpos, ehsize = st.ew, st.eC, st.etree, st.eheap, st.ehpos, st.ehsize
+    efl, enfl, floor = st.efl, st.enfl, st.floor
     P = s.expert_distributions()
     assert np.all(P >= floor * (1 - 1e-12)) and np.allclose(P.sum(1), 1.0, atol=1e-12)
     for h in range(P.shape[0]):
@@ -297,7 +297,7 @@ def test_adaptive_samplers_stay_on_the_floored_simplex(name, lr):
     P = s.expert_distributions()
     assert P.max() > 2.0 / n                                   # it did adapt
     if lr > 1e6:
-        assert s.arrays[0][S.I_REBUILDS] + s.arrays[0][S.I_RENORMS] > 0
+        assert s.state.counts[S.REBUILDS] + s.state.counts[S.RENORMS] > 0
 
 
 def test_projection_reference_vs_bisection():
@@ -354,7 +354,7 @@ def test_osmd_and_adaosmd_steps_match_a_direct_numpy_recursion(name, b, dup):
             theta = theta * np.exp(-gamma * losses)
             theta /= theta.sum()
         assert np.allclose(s.expert_distributions(), P, rtol=1e-9, atol=1e-15)
-        assert np.allclose(s.arrays[16][:len(theta)], theta, rtol=1e-10)
+        assert np.allclose(s.state.theta[:len(theta)], theta, rtol=1e-10)
         floored += int(np.any(np.isclose(P, alpha / n, rtol=1e-12)))
     assert P.max() > 1.5 / n and floored > 0                    # the steps were not trivial
 
@@ -463,7 +463,7 @@ def np_lkatyusha(p, U, coins, rho, th, v, w, z):
 
 @pytest.mark.parametrize("obj,mu", [("least_squares", 0.0), ("logistic", 0.1)])
 def test_compiled_steps_match_numpy_reference(obj, mu):
-    from drocli.solvers.finite_sum.l_katyusha import lkatyusha_chunk, theorem3
+    from drocli.solvers.finite_sum.l_katyusha import Iterates, Steps, lkatyusha_chunk, theorem3
     from drocli.solvers.finite_sum.l_svrg import lsvrg_chunk
 
     p = tiny(obj, n=8, d=3, mu=mu, seed=1)
@@ -475,20 +475,19 @@ def test_compiled_steps_match_numpy_reference(obj, mu):
     s = S.make_sampler("uniform", p.n, batch=b)
     x0 = rng.standard_normal(p.d)
     x, w = x0.copy(), x0 * 0.5
-    snap_s, snap_c, gw = p.snapshot(w)
+    snap = p.snapshot_at(w)
     c0 = p.oracle_calls
-    bufs = (np.zeros(b, np.int64), np.zeros(b), np.zeros(b), np.zeros(p.d))
-    lsvrg_chunk(p.A, p.y, p.obj, p.mu, p.row_sq, x, w, gw, snap_s, snap_c, U, coins, rho, 0.05,
-                s.arrays, False, *bufs, p.counter)
+    dr = Draws(np.zeros(b, np.int64), np.zeros(b), np.zeros(b), np.zeros(p.d))
+    lsvrg_chunk(p.kdata, x, snap, U, coins, rho, 0.05, s.state, False, dr, p.counter)
     assert p.oracle_calls - c0 == 2 * b * T + p.n * int((coins < rho).sum())
     xr, wr = np_lsvrg(p, U, coins, 0.05, rho, x0.copy(), x0 * 0.5)
     assert np.allclose(x, xr, rtol=1e-11, atol=1e-12) and np.allclose(w, wr)
     th = theorem3(p, _lk({"sampler": "uniform", "mu": 0.05}), b)
     v, z, w = x0.copy(), -x0, x0 * 0.5
-    snap_s, snap_c, gw = p.snapshot(w)
-    lkatyusha_chunk(p.A, p.y, p.obj, p.mu, p.row_sq, np.zeros(p.d), z, v, w, gw, snap_s, snap_c,
-                    U, coins, rho, th["theta1"], th["theta2"], th["eta"], th["kappa"], th["L"],
-                    s.arrays, False, *bufs, p.counter)
+    snap = p.snapshot_at(w)
+    steps = Steps(*(float(th[k]) for k in Steps._fields))
+    lkatyusha_chunk(p.kdata, Iterates(np.zeros(p.d), z, v), snap, U, coins, rho, steps,
+                    s.state, False, dr, p.counter)
     vr, wr, zr = np_lkatyusha(p, U, coins, rho, th, x0.copy(), x0 * 0.5, -x0)
     assert np.allclose(v, vr, rtol=1e-11, atol=1e-12) and np.allclose(z, zr, rtol=1e-11)
 

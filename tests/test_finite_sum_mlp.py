@@ -18,12 +18,12 @@ from drocli.monitor import Monitor
 from drocli.ops import samplers as S
 from drocli.problems.finite_sum_mlp import (
     MLPFiniteSumProblem,
-    mlp_delta_norms,
+    MLPSnapshot,
     mlp_sample_grad,
-    mlp_vr_estimate,
     pytorch_init,
 )
 from drocli.runner import execute
+from drocli.solvers.finite_sum.estimators import Draws, mlp_delta_norms, mlp_vr_estimate
 from tests.conftest import plugin
 
 load_regression = plugin("data", "regression_synthetic")
@@ -169,6 +169,7 @@ def test_lsvrg_estimator_is_exactly_unbiased(name):
     rng = np.random.default_rng(3)
     x, w = away_from_kinks(p, rng), away_from_kinks(p, rng)
     snap_z, snap_r, gw = p.snapshot(w)
+    snap = MLPSnapshot(w, gw, snap_z, snap_r)
     dist = adapted_sampler(name, p).distribution()
     assert dist.min() > 0 and dist.sum() == pytest.approx(1.0, abs=1e-14)
     truth = np_grads(p, x).mean(0)
@@ -176,21 +177,19 @@ def test_lsvrg_estimator_is_exactly_unbiased(name):
     z, g, ak = np.zeros(3 * p.H), np.zeros(p.d), np.zeros(1)
     acc = np.zeros(p.d)
     for i in range(p.n):
-        mlp_vr_estimate(p.A, p.y, p.H, p.row_sq, x, w, gw, snap_z, snap_r, np.array([i]),
-                        dist[i:i + 1], ak, z, g)
+        mlp_vr_estimate(p.kdata, x, snap, Draws(np.array([i]), dist[i:i + 1], ak, g), z)
         acc += dist[i] * g
         assert ak[0] == pytest.approx((Dl[i] ** 2).sum(), rel=1e-10)
         assert np.allclose(g, gw + Dl[i] / (p.n * dist[i]), rtol=1e-11, atol=1e-12)
     assert np.allclose(acc, truth, rtol=1e-11, atol=1e-12)
     norms = np.zeros(p.n)
-    mlp_delta_norms(p.A, p.y, p.H, p.row_sq, x, w, snap_z, snap_r, z, norms)
+    mlp_delta_norms(p.kdata, x, snap, z, norms)
     assert np.allclose(norms, np.linalg.norm(Dl, axis=1), rtol=1e-10)
     acc[:] = 0.0
     ak2 = np.zeros(2)
     for i in range(p.n):
         for j in range(p.n):
-            mlp_vr_estimate(p.A, p.y, p.H, p.row_sq, x, w, gw, snap_z, snap_r,
-                            np.array([i, j]), dist[[i, j]], ak2, z, g)
+            mlp_vr_estimate(p.kdata, x, snap, Draws(np.array([i, j]), dist[[i, j]], ak2, g), z)
             acc += dist[i] * dist[j] * g
     assert np.allclose(acc, truth, rtol=1e-11, atol=1e-12)
 
@@ -229,12 +228,13 @@ def test_compiled_chunk_matches_numpy_replay(name, b):
     x0 = p.zero_point()
     x, w = x0.copy(), x0.copy()
     snap_z, snap_r, gw = p.snapshot(w)
+    snap = MLPSnapshot(w, gw, snap_z, snap_r)
     c0 = p.oracle_calls
-    bufs = (np.zeros(b, np.int64), np.zeros(b), np.zeros(b), np.zeros(3 * p.H), np.zeros(p.d))
+    dr = Draws(np.zeros(b, np.int64), np.zeros(b), np.zeros(b), np.zeros(p.d))
     pos = 0
     while pos < T:                      # as solve_mlp: resume after every refresh
-        pos += lsvrg_mlp_chunk(p.A, p.y, p.H, p.row_sq, x, w, gw, snap_z, snap_r, U[pos:],
-                               coins[pos:], rho, step, s.arrays, False, *bufs, p.counter)
+        pos += lsvrg_mlp_chunk(p.kdata, x, snap, U[pos:], coins[pos:], rho, step, s.state,
+                               False, dr, np.zeros(3 * p.H), p.counter)
         if coins[pos - 1] < rho:
             p.snapshot_into(w, snap_z, snap_r, gw)
     assert p.oracle_calls - c0 == 2 * b * T + p.n * int((coins < rho).sum())
@@ -273,19 +273,26 @@ def test_trajectory_does_not_depend_on_checkpoints():
     assert np.array_equal(a, b)
 
 
-def test_per_panel_tables_and_linear_only_solvers():
-    """step / osmd_lr tables nest by data values ({nu: {..: {sigma: {..}}}}) and pick the
-    panel's value; SGD and L-Katyusha refuse the network."""
+def test_nested_paired_tables_and_linear_only_solvers():
+    """step / osmd_lr tables nest by data values ({nu: {..: {sigma: {..}}}}, Fig. 5) and
+    resolve to the panel's value before the solver runs; a panel without an entry is named;
+    SGD and L-Katyusha refuse the network."""
+    from drocli import paired
+
     table = {"nu": {0.0: {"sigma": {1.0: 2e-3, 10.0: 1.0}}, 1.0: {"sigma": {1.0: 5.0}}}}
     lr = {"nu": {0.0: {"sigma": {1.0: 1e-6}}}}
+    given = {"step": table, "sampler": "osmd", "osmd_lr": lr, "pref": [0.5, 0.5]}
+    got, tables = paired.resolve(given, {"nu": 0.0, "sigma": 1.0, "n": 40})
+    assert got == {"step": 2e-3, "sampler": "osmd", "osmd_lr": 1e-6, "pref": [0.5, 0.5]}
+    assert tables == ["step", "osmd_lr"]
+    assert paired.resolve({"step": table}, {"nu": 1.0, "sigma": 1.0})[0]["step"] == 5.0
+    with pytest.raises(paired.PairingError, match="no entry for nu = 0.5") as ei:
+        paired.resolve(given, {"nu": 0.5, "sigma": 1.0})
+    assert ei.value.path == "nu"
+    with pytest.raises(paired.PairingError) as ei:
+        paired.resolve({"step": table}, {"nu": 1.0, "sigma": 10.0})
+    assert ei.value.path == "nu.sigma" and "add 10.0" in ei.value.fix
     p = make_mlp(load_regression({"n": 40, "d": 4, "nu": 0.0, "sigma": 1.0}, 0), {"hidden": 3})
-    a, _ = run(p, 600, step=table, sampler="osmd", osmd_lr=lr)
-    b, _ = run(p, 600, step=2e-3, sampler="osmd", osmd_lr=1e-6)
-    assert np.array_equal(a, b)
-    p2 = make_mlp(load_regression({"n": 40, "d": 4, "nu": 0.5, "sigma": 1.0}, 0),
-                  {"hidden": 3})
-    with pytest.raises(DrocliError, match="no step for nu = 0.5"):
-        run(p2, 600, step=table)
     with pytest.raises(DrocliError, match="linear finite-sum"):
         plugin("solver", "sgd")(p, {"step": 0.1}, np.random.default_rng(0), Monitor(p, 100))
     with pytest.raises(DrocliError, match="linear finite-sum"):

@@ -34,8 +34,8 @@ update that would overflow the weights falls back to an O(n log n) rebuild by th
 Algorithm 5 on log p~ with the maximum subtracted (exact too); C is folded into w when it gets
 tiny. `project_floored` is the plain numpy Algorithm 5 used as the reference in tests.
 
-State layout (a tuple of arrays, identical types for every sampler so that each solver
-kernel compiles once): see `Sampler.arrays`.
+State: a `SamplerState` named tuple (the same field types for every sampler, so that each
+solver kernel compiles once).
 
 Compilation: every function is `_nrt=False` (no allocation; numba's reference counting of
 array arguments would cost ~20 ns per array per call) and the per-iteration entry points
@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -65,12 +66,45 @@ UNIFORMS_PER_DRAW = {UNIFORM: 1, IMPORTANCE: 2, OPTIMAL: 1, OSMD: 1, ADAOSMD: 2}
 ABAR_MODES = ("paper", "squared_over_n2")
 DUPLICATES = ("add", "overwrite")
 
-# ipar / fpar slots
-I_KIND, I_N, I_H, I_SIZE, I_DUP, I_REBUILDS, I_RENORMS = 0, 1, 2, 3, 4, 5, 6
-F_FLOOR, F_GAMMA = 0, 1
+REBUILDS, RENORMS = 0, 1   # slots of SamplerState.counts
 LOG_W_MAX = 700.0      # exp overflow guard for the expert weights (spec P6)
 W_MAX = 1e300          # larger weights: rebuild from log p~ instead
 C_MIN = 1e-150         # fold C into w below this
+
+
+class SamplerState(NamedTuple):
+    """The compiled state of a sampler. Scalars are fixed at construction; arrays change in
+    place. Expert arrays have one row per expert h (H rows; OSMD: 1)."""
+
+    kind: int                  # UNIFORM .. ADAOSMD
+    n: int                     # number of indices
+    H: int                     # experts (0 for the fixed and oracle samplers)
+    size: int                  # sum-tree leaves (power of 2 >= n)
+    dup_add: bool              # repeated indices in a batch add their gains (else overwrite)
+    floor: float               # alpha / n
+    gamma: float               # AdaOSMD meta learning rate
+    counts: np.ndarray         # [rebuilds, renorms] (int64)
+    pfix: np.ndarray           # fixed p (importance) / oracle weights then p (optimal)
+    cfix: np.ndarray           # alias keep-probabilities (importance) / cumulative p (optimal)
+    alias: np.ndarray          # alias table (importance)
+    ew: np.ndarray             # (H, n) active weights: p_{h,i} = eC[h] ew[h, i]
+    eC: np.ndarray             # (H,) global scale C of each expert
+    etree: np.ndarray          # (H, 2 size) sum-trees over the active weights
+    eheap: np.ndarray          # (H, n) min-heaps over the active weights
+    ehpos: np.ndarray          # (H, n) heap position of i, -1 when floored
+    ehsize: np.ndarray         # (H,) heap sizes
+    efl: np.ndarray            # (H, n) floored sets (swap-remove lists)
+    eflpos: np.ndarray         # (H, n) position of i in the floored list, -1 when active
+    enfl: np.ndarray           # (H,) floored set sizes
+    eeta: np.ndarray           # (H,) expert learning rates eta_h
+    ltheta: np.ndarray         # (H,) log mixture weights
+    theta: np.ndarray          # (H,) mixture weights theta_h
+    ph: np.ndarray             # (H, b) scratch: p_{h,i_k} of the last draws
+    scb: np.ndarray            # (2, b) scratch: gains, new weights
+    sch: np.ndarray            # (H,) scratch: expert losses
+    scn: np.ndarray            # (n,) scratch: log p~ for a rebuild
+    suffix: np.ndarray         # (n + 1,) scratch: suffix sums (rebuild)
+    order: np.ndarray          # (n,) scratch: sort order (rebuild)
 
 
 # ------------------------------------------------------------------------------------------
@@ -185,15 +219,15 @@ def _argsort(keys, order):
 
 @njit(cache=True, _nrt=False)
 def _expert_rebuild(ss, h):
-    """Exact projection p = max(alpha/n, c p~) of log p~ (given in the scratch ss[20], which
+    """Exact projection p = max(alpha/n, c p~) of log p~ (given in the scratch ss.scn, which
     it overwrites; Algorithm 5 by sorting, max subtracted) and a fresh tree / heap / floored
     set for expert h. O(n log n), no allocation."""
-    ipar, fpar = ss[0], ss[1]
-    ew, eC, etree, eheap, ehpos, ehsize, efl, eflpos, enfl = ss[5:14]
-    q, suffix, order = ss[20], ss[21], ss[22]
-    n = ipar[I_N]
-    size = ipar[I_SIZE]
-    floor = fpar[F_FLOOR]
+    ew, eC, etree, eheap, ehpos, ehsize = ss.ew, ss.eC, ss.etree, ss.eheap, ss.ehpos, ss.ehsize
+    efl, eflpos, enfl = ss.efl, ss.eflpos, ss.enfl
+    q, suffix, order = ss.scn, ss.suffix, ss.order
+    n = ss.n
+    size = ss.size
+    floor = ss.floor
     m = q[0]
     for i in range(1, n):
         if q[i] > m:
@@ -237,7 +271,7 @@ def _expert_rebuild(ss, h):
     enfl[h] = nfl
     ehsize[h] = hs
     eC[h] = 1.0
-    ipar[I_REBUILDS] += 1
+    ss.counts[REBUILDS] += 1
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -245,11 +279,11 @@ def _expert_step(ss, h, idx, gain, lw):
     """One mirror step of expert h: p~_i = p_i exp(gain_i) for the drawn i (gain = -eta u >= 0;
     entries with gain <= 0 are skipped), then the exact projection. lw: scratch (b,) for the
     new weights."""
-    ipar, fpar = ss[0], ss[1]
-    ew, eC, etree, eheap, ehpos, ehsize, efl, eflpos, enfl = ss[5:14]
-    n = ipar[I_N]
-    size = ipar[I_SIZE]
-    floor = fpar[F_FLOOR]
+    ew, eC, etree, eheap, ehpos, ehsize = ss.ew, ss.eC, ss.etree, ss.eheap, ss.ehpos, ss.ehsize
+    efl, eflpos, enfl = ss.efl, ss.eflpos, ss.enfl
+    n = ss.n
+    size = ss.size
+    floor = ss.floor
     b = idx.shape[0]
     C = eC[h]
     overflow = False
@@ -265,7 +299,7 @@ def _expert_step(ss, h, idx, gain, lw):
         if not lw[k] < W_MAX:
             overflow = True
     if overflow:
-        logpt = ss[20]
+        logpt = ss.scn
         for i in range(n):
             logpt[i] = math.log(expert_prob(ew, eC, ehpos, floor, h, i))
         for k in range(b):
@@ -328,7 +362,7 @@ def _expert_step(ss, h, idx, gain, lw):
             tree[size + i] = key[i] if hpos[i] >= 0 else 0.0
         _tree_build(tree, size)
         eC[h] = 1.0
-        ipar[I_RENORMS] += 1
+        ss.counts[RENORMS] += 1
 
 
 # ------------------------------------------------------------------------------------------
@@ -336,9 +370,8 @@ def _expert_step(ss, h, idx, gain, lw):
 # ------------------------------------------------------------------------------------------
 @njit(cache=True, _nrt=False, inline="always")
 def _expert_draw(ss, h, u):
-    ipar, fpar = ss[0], ss[1]
-    etree, ehsize, efl, enfl = ss[7], ss[10], ss[11], ss[13]
-    floor = fpar[F_FLOOR]
+    etree, ehsize, efl, enfl = ss.etree, ss.ehsize, ss.efl, ss.enfl
+    floor = ss.floor
     nfl = enfl[h]
     mass_fl = nfl * floor
     if u < mass_fl or ehsize[h] == 0:
@@ -347,15 +380,14 @@ def _expert_draw(ss, h, u):
             j = nfl - 1
         return efl[h, j]
     v = (u - mass_fl) / (1.0 - mass_fl) * etree[h, 1]
-    return _tree_find(etree[h], ipar[I_SIZE], v)
+    return _tree_find(etree[h], ss.size, v)
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def sampler_draw(ss, u):
     """One index from the current p, from the uniforms u (UNIFORMS_PER_DRAW[kind] of them)."""
-    ipar = ss[0]
-    kind = ipar[I_KIND]
-    n = ipar[I_N]
+    kind = ss.kind
+    n = ss.n
     if kind == UNIFORM:
         i = int(u[0] * n)
         return i if i < n else n - 1
@@ -363,9 +395,9 @@ def sampler_draw(ss, u):
         j = int(u[0] * n)
         if j >= n:
             j = n - 1
-        return j if u[1] < ss[3][j] else ss[4][j]
+        return j if u[1] < ss.cfix[j] else ss.alias[j]
     if kind == OPTIMAL:
-        cum = ss[3]
+        cum = ss.cfix
         target = u[0] * cum[n - 1]
         lo = 0
         hi = n - 1
@@ -378,8 +410,8 @@ def sampler_draw(ss, u):
         return lo
     if kind == OSMD:
         return _expert_draw(ss, 0, u[0])
-    theta = ss[16]
-    H = ipar[I_H]
+    theta = ss.theta
+    H = ss.H
     acc = 0.0
     h = H - 1
     for hh in range(H):
@@ -394,9 +426,8 @@ def sampler_draw(ss, u):
 def sampler_draw_batch(ss, U, idx, pk):
     """idx[k] ~ p i.i.d. from the uniform rows U[k]; pk[k] = p_{idx[k]} (the experts'
     p_{h,idx[k]} are kept in the scratch for the update)."""
-    ipar, fpar = ss[0], ss[1]
-    kind = ipar[I_KIND]
-    n = ipar[I_N]
+    kind = ss.kind
+    n = ss.n
     b = idx.shape[0]
     for k in range(b):
         idx[k] = sampler_draw(ss, U[k])
@@ -404,13 +435,13 @@ def sampler_draw_batch(ss, U, idx, pk):
         for k in range(b):
             pk[k] = 1.0 / n
     elif kind == IMPORTANCE or kind == OPTIMAL:
-        pfix = ss[2]
+        pfix = ss.pfix
         for k in range(b):
             pk[k] = pfix[idx[k]]
     else:
-        ew, eC, ehpos, theta, ph = ss[5], ss[6], ss[9], ss[16], ss[17]
-        floor = fpar[F_FLOOR]
-        H = ipar[I_H]
+        ew, eC, ehpos, theta, ph = ss.ew, ss.eC, ss.ehpos, ss.theta, ss.ph
+        floor = ss.floor
+        H = ss.H
         for k in range(b):
             tot = 0.0
             for h in range(H):
@@ -422,11 +453,10 @@ def sampler_draw_batch(ss, U, idx, pk):
 
 @njit(cache=True, _nrt=False)
 def sampler_set_weights(ss):
-    """Optimal sampler: p proportional to the raw weights the solver wrote into ss[2] (all n
-    norms); uniform when they are all 0 or not finite (spec P4). Cumulative sums in ss[3]."""
-    ipar = ss[0]
-    n = ipar[I_N]
-    p, cum = ss[2], ss[3]
+    """Optimal sampler: p proportional to the raw weights the solver wrote into ss.pfix (all n
+    norms); uniform when they are all 0 or not finite (spec P4). Cumulative sums in ss.cfix."""
+    n = ss.n
+    p, cum = ss.pfix, ss.cfix
     tot = 0.0
     for i in range(n):
         tot += p[i]
@@ -447,14 +477,13 @@ def sampler_set_weights(ss):
 def sampler_update(ss, idx, ak, pk):
     """OSMD / AdaOSMD step after the draws idx with probabilities pk and feedback ak (a no-op
     for the fixed and oracle samplers). Algorithms 3-4 with the mini-batch constants of §2.4."""
-    ipar, fpar = ss[0], ss[1]
-    kind = ipar[I_KIND]
+    kind = ss.kind
     if kind != OSMD and kind != ADAOSMD:
         return
-    n = ipar[I_N]
-    H = ipar[I_H]
-    dup_add = ipar[I_DUP] == 0
-    eeta, ltheta, theta, ph, scb, sch = ss[14], ss[15], ss[16], ss[17], ss[18], ss[19]
+    n = ss.n
+    H = ss.H
+    dup_add = ss.dup_add
+    eeta, ltheta, theta, ph, scb, sch = ss.eeta, ss.ltheta, ss.theta, ss.ph, ss.scb, ss.sch
     b = idx.shape[0]
     k2n2 = float(b) * b * n * n
     gain = scb[0]
@@ -477,7 +506,7 @@ def sampler_update(ss, idx, ak, pk):
         _expert_step(ss, h, idx, gain, lw)
         sch[h] = ell
     if kind == ADAOSMD:
-        gamma = fpar[F_GAMMA]
+        gamma = ss.gamma
         mx = -np.inf
         for h in range(H):
             ltheta[h] -= gamma * sch[h]
@@ -494,14 +523,13 @@ def sampler_update(ss, idx, ak, pk):
 
 @njit(cache=True, _nrt=False)
 def _init_experts(ss):
-    ipar = ss[0]
-    n = ipar[I_N]
-    logpt = ss[20]
-    for h in range(ipar[I_H]):
+    n = ss.n
+    logpt = ss.scn
+    for h in range(ss.H):
         for i in range(n):
             logpt[i] = -math.log(n)
         _expert_rebuild(ss, h)
-    ipar[I_REBUILDS] = 0
+    ss.counts[REBUILDS] = 0
 
 
 # ------------------------------------------------------------------------------------------
@@ -565,16 +593,13 @@ def adaosmd_constants(n: int, T: int, alpha: float, abar: float, batch: int = 1,
 
 @dataclass
 class Sampler:
-    """A sampler's state as arrays (see the module docstring); `arrays` goes to the kernels.
-
-    arrays = (ipar, fpar, pfix, cfix, alias, ew, eC, etree, eheap, ehpos, ehsize, efl, eflpos,
-              enfl, eeta, ltheta, theta, ph, scb, sch, scn, suffix, order)
-    """
+    """A sampler: its name and kind, and its compiled `state` (a SamplerState) that goes to
+    the kernels."""
 
     name: str
     kind: int
     n: int
-    arrays: tuple
+    state: SamplerState
     info: dict = field(default_factory=dict)
 
     @property
@@ -587,40 +612,39 @@ class Sampler:
 
     def expert_distributions(self) -> np.ndarray:
         """p_h for every expert (H, n) (OSMD: one row)."""
-        ipar, fpar = self.arrays[0], self.arrays[1]
-        ew, eC, ehpos = self.arrays[5], self.arrays[6], self.arrays[9]
-        H = int(ipar[I_H])
-        return np.where(ehpos[:H] < 0, fpar[F_FLOOR], eC[:H, None] * ew[:H])
+        st = self.state
+        H = st.H
+        return np.where(st.ehpos[:H] < 0, st.floor, st.eC[:H, None] * st.ew[:H])
 
     def distribution(self) -> np.ndarray:
         """The current p (n,)."""
         if self.kind == UNIFORM:
             return np.full(self.n, 1.0 / self.n)
         if self.kind in (IMPORTANCE, OPTIMAL):
-            return self.arrays[2][: self.n].copy()
-        theta = self.arrays[16][: int(self.arrays[0][I_H])]
+            return self.state.pfix[: self.n].copy()
+        theta = self.state.theta[: self.state.H]
         return theta @ self.expert_distributions()
 
     def set_optimal(self, weights) -> None:
         """Optimal sampler: p proportional to `weights` (uniform if all 0)."""
-        self.arrays[2][:] = weights
-        sampler_set_weights(self.arrays)
+        self.state.pfix[:] = weights
+        sampler_set_weights(self.state)
 
     def draw(self, U: np.ndarray):
         """Draw len(U) indices i.i.d. from the current p (U: (m, uniforms_per_draw)); returns
         (idx, pk). The expert scratch keeps the p_{h,i} of the last `batch` draws."""
         U = np.ascontiguousarray(U, dtype=np.float64)
         m = U.shape[0]
-        width = self.arrays[17].shape[1]
+        width = self.state.ph.shape[1]
         idx = np.zeros(m, dtype=np.int64)
         pk = np.zeros(m)
         for lo in range(0, m, width):
             hi = min(m, lo + width)
-            sampler_draw_batch(self.arrays, U[lo:hi], idx[lo:hi], pk[lo:hi])
+            sampler_draw_batch(self.state, U[lo:hi], idx[lo:hi], pk[lo:hi])
         return idx, pk
 
     def update(self, idx, ak, pk) -> None:
-        sampler_update(self.arrays, np.asarray(idx, dtype=np.int64),
+        sampler_update(self.state, np.asarray(idx, dtype=np.int64),
                        np.asarray(ak, dtype=np.float64), np.asarray(pk, dtype=np.float64))
 
 
@@ -674,12 +698,6 @@ def make_sampler(name: str, n: int, *, batch: int = 1, L=None, alpha: float = 0.
         H, eta, gamma, theta = adaosmd_constants(n, horizon, alpha, a1, b, eta_scale)
         info.update(H=H, abar1=a1, gamma=gamma, expert_lrs=eta.tolist(), horizon=int(horizon))
     Hs = max(H, 1)
-    ipar = np.zeros(8, dtype=np.int64)
-    ipar[I_KIND], ipar[I_N], ipar[I_H], ipar[I_SIZE] = kind, n, H, size
-    ipar[I_DUP] = DUPLICATES.index(duplicates)
-    fpar = np.zeros(4)
-    fpar[F_FLOOR] = alpha / n
-    fpar[F_GAMMA] = gamma if H else 0.0
     pfix = np.zeros(n if kind in (IMPORTANCE, OPTIMAL) else 1)
     cfix = np.zeros(n if kind in (IMPORTANCE, OPTIMAL) else 1)
     alias = np.zeros(n if kind == IMPORTANCE else 1, dtype=np.int64)
@@ -696,30 +714,22 @@ def make_sampler(name: str, n: int, *, batch: int = 1, L=None, alpha: float = 0.
     elif kind == OPTIMAL:
         pfix[:] = 1.0 / n
         cfix[:] = np.arange(1, n + 1) / n
-    arrays = (
-        ipar, fpar, pfix, cfix, alias,
-        np.zeros((Hs, nn)),                          # 5 ew
-        np.ones(Hs),                                 # 6 eC
-        np.zeros((Hs, 2 * size)),                    # 7 etree
-        np.zeros((Hs, nn), dtype=np.int64),          # 8 eheap
-        np.full((Hs, nn), -1, dtype=np.int64),       # 9 ehpos
-        np.zeros(Hs, dtype=np.int64),                # 10 ehsize
-        np.zeros((Hs, nn), dtype=np.int64),          # 11 efl
-        np.full((Hs, nn), -1, dtype=np.int64),       # 12 eflpos
-        np.zeros(Hs, dtype=np.int64),                # 13 enfl
-        np.asarray(eta if H else np.zeros(1), dtype=np.float64),               # 14 eeta
-        np.log(np.asarray(theta if H else np.ones(1), dtype=np.float64)),      # 15 ltheta
-        np.asarray(theta if H else np.ones(1), dtype=np.float64).copy(),       # 16 theta
-        np.zeros((Hs, b)),                           # 17 ph
-        np.zeros((2, b)),                            # 18 scb
-        np.zeros(Hs),                                # 19 sch
-        np.zeros(nn),                                # 20 scn: log p~ for a rebuild
-        np.zeros(nn + 1),                            # 21 suffix sums (rebuild)
-        np.zeros(nn, dtype=np.int64),                # 22 sort order (rebuild)
-    )
+    state = SamplerState(
+        kind=kind, n=n, H=H, size=size, dup_add=duplicates == "add", floor=alpha / n,
+        gamma=float(gamma) if H else 0.0, counts=np.zeros(2, dtype=np.int64),
+        pfix=pfix, cfix=cfix, alias=alias,
+        ew=np.zeros((Hs, nn)), eC=np.ones(Hs), etree=np.zeros((Hs, 2 * size)),
+        eheap=np.zeros((Hs, nn), dtype=np.int64), ehpos=np.full((Hs, nn), -1, dtype=np.int64),
+        ehsize=np.zeros(Hs, dtype=np.int64), efl=np.zeros((Hs, nn), dtype=np.int64),
+        eflpos=np.full((Hs, nn), -1, dtype=np.int64), enfl=np.zeros(Hs, dtype=np.int64),
+        eeta=np.asarray(eta if H else np.zeros(1), dtype=np.float64),
+        ltheta=np.log(np.asarray(theta if H else np.ones(1), dtype=np.float64)),
+        theta=np.asarray(theta if H else np.ones(1), dtype=np.float64).copy(),
+        ph=np.zeros((Hs, b)), scb=np.zeros((2, b)), sch=np.zeros(Hs), scn=np.zeros(nn),
+        suffix=np.zeros(nn + 1), order=np.zeros(nn, dtype=np.int64))
     if H:
-        _init_experts(arrays)
-    return Sampler(name, kind, n, arrays, info)
+        _init_experts(state)
+    return Sampler(name, kind, n, state, info)
 
 
 def sampler_from_params(params: dict, problem, *, batch: int, horizon: int,

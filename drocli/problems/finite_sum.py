@@ -17,17 +17,18 @@ per-sample gradients. `evaluate`, `loss` and `gap` are metrics and are NOT count
 
 The compiled helpers are built with `_nrt=False` (they never allocate): numba's reference
 counting of array arguments costs about 20 ns per array per call, more than a whole L-SVRG
-step at d = 10. Compiled helpers shared by the finite-sum solvers live here: `dphi` (d phi / d s),
-`full_pass` (the snapshot: scores, score derivatives and grad F at w; counted n),
-`vr_estimate` (the variance-reduced estimator of §2.0 with its sampler feedback) and
-`delta_norms` (||grad f_i(x) - grad f_i(w)|| for every i: the oracle "Optimal" sampler, not
-counted). Per-sample gradients are grad f_i(x) = dphi(a_i.x; y_i) a_i + mu x.
+step at d = 10. The problem's compiled oracles live here: `dphi` (d phi / d s) and `full_pass`
+(the snapshot: scores, score derivatives and grad F at w; counted n), on the named bundles
+`LinearData` (the problem's arrays, `problem.kdata`) and `Snapshot`. The solvers' compiled
+steps (the estimator of §2.0, the Optimal sampler's norms) sit beside the solvers, in
+`drocli.solvers.finite_sum.estimators`. Per-sample gradients are
+grad f_i(x) = dphi(a_i.x; y_i) a_i + mu x.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import Field
@@ -60,10 +61,32 @@ def dphi(s, yv, obj):
     return e / (1.0 + e) - yv
 
 
+class LinearData(NamedTuple):
+    """A linear finite-sum problem as the compiled kernels see it."""
+
+    A: np.ndarray          # (n, d) design, float64, C order
+    y: np.ndarray          # (n,) targets / {0, 1} labels
+    obj: int               # LEAST_SQUARES or LOGISTIC
+    mu: float              # ridge
+    row_sq: np.ndarray     # (n,) ||a_i||^2
+
+
+class Snapshot(NamedTuple):
+    """The full pass at the control point w (L-SVRG / L-Katyusha): s_i = a_i.w,
+    c_i = dphi(s_i; y_i) and gw = grad F(w). SGD uses an all-zero snapshot."""
+
+    w: np.ndarray          # (d,)
+    gw: np.ndarray         # (d,)
+    s: np.ndarray          # (n,)
+    c: np.ndarray          # (n,)
+
+
 @njit(cache=True, _nrt=False)
-def full_pass(A, y, obj, mu, w, snap_s, snap_c, gw, counter):
-    """Snapshot at w (counted: n): snap_s[i] = a_i.w, snap_c[i] = dphi(snap_s[i]; y_i) and
-    gw = grad F(w) = (1/n) sum_i snap_c[i] a_i + mu w."""
+def full_pass(data, snap, counter):
+    """Snapshot at snap.w (counted: n): snap.s[i] = a_i.w, snap.c[i] = dphi(snap.s[i]; y_i)
+    and snap.gw = grad F(w) = (1/n) sum_i snap.c[i] a_i + mu w."""
+    A, y, obj, mu = data.A, data.y, data.obj, data.mu
+    w, snap_s, snap_c, gw = snap.w, snap.s, snap.c, snap.gw
     n, d = A.shape
     for j in range(d):
         gw[j] = 0.0
@@ -78,66 +101,6 @@ def full_pass(A, y, obj, mu, w, snap_s, snap_c, gw, counter):
     for j in range(d):
         gw[j] = gw[j] * inv + mu * w[j]
     counter[0] += n
-
-
-@njit(cache=True, _nrt=False)
-def diff_sqnorm(x, w):
-    """||x - w||^2."""
-    s = 0.0
-    for j in range(x.shape[0]):
-        t = x[j] - w[j]
-        s += t * t
-    return s
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def vr_estimate(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, idx, pk, ak, g):
-    """The estimator of spec 002 §2.0 at x with control variate w (not counted here):
-
-      g = gw + (1/b) sum_k Delta_k / (n p_k),  Delta_k = grad f_{i_k}(x) - grad f_{i_k}(w)
-
-    with grad f_i(w) = snap_c[i] a_i + mu w read from the snapshot. Writes the sampler feedback
-    ak[k] = ||Delta_k||^2 (squared norm, no 1/n^2) with the pre-refresh w. SGD uses it with
-    w = 0, snap_s = snap_c = 0 and gw = 0: g = (1/b) sum_k grad f_{i_k}(x) / (n p_k).
-    """
-    n, d = A.shape
-    b = idx.shape[0]
-    for j in range(d):
-        g[j] = gw[j]
-    dxw2 = 0.0
-    if mu != 0.0:
-        dxw2 = diff_sqnorm(x, w)
-        wsum = 0.0
-        for k in range(b):
-            wsum += 1.0 / (b * n * pk[k])
-        for j in range(d):
-            g[j] += mu * wsum * (x[j] - w[j])
-    for k in range(b):
-        i = idx[k]
-        s = dot_row(A, i, x)
-        c = dphi(s, y[i], obj) - snap_c[i]
-        coef = c / (b * n * pk[k])
-        for j in range(d):
-            g[j] += coef * A[i, j]
-        a = c * c * row_sq[i]
-        if mu != 0.0:
-            a += 2.0 * c * mu * (s - snap_s[i]) + mu * mu * dxw2
-        ak[k] = a if a > 0.0 else 0.0
-
-
-@njit(cache=True, _nrt=False)
-def delta_norms(A, y, obj, mu, row_sq, x, w, snap_s, snap_c, out):
-    """out[i] = ||grad f_i(x) - grad f_i(w)|| for every i (oracle Optimal sampler, spec 002
-    §2.4 and P13; NOT counted)."""
-    n = A.shape[0]
-    dxw2 = diff_sqnorm(x, w) if mu != 0.0 else 0.0
-    for i in range(n):
-        s = dot_row(A, i, x)
-        c = dphi(s, y[i], obj) - snap_c[i]
-        a = c * c * row_sq[i]
-        if mu != 0.0:
-            a += 2.0 * c * mu * (s - snap_s[i]) + mu * mu * dxw2
-        out[i] = math.sqrt(a) if a > 0.0 else 0.0
 
 
 # ------------------------------------------------------------------------------------------
@@ -268,6 +231,7 @@ class FiniteSumProblem(CountedOracles):
         self.n, self.d = A.shape
         self.N = self.n
         self.row_sq = np.einsum("ij,ij->i", A, A)
+        self.kdata = LinearData(A, y, int(self.obj), mu, self.row_sq)
         scale = 1.0 if self.obj == LEAST_SQUARES else 0.25
         self.L = scale * self.row_sq + mu
         self.L_bar = float(self.L.mean())
@@ -316,12 +280,15 @@ class FiniteSumProblem(CountedOracles):
     # ---- counted oracles -----------------------------------------------------------------
     def snapshot(self, w):
         """Full pass at w (counted: n): (snap_s, snap_c, grad F(w)); see `full_pass`."""
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        snap_s = np.empty(self.n)
-        snap_c = np.empty(self.n)
-        gw = np.empty(self.d)
-        full_pass(self.A, self.y, self.obj, self.mu, w, snap_s, snap_c, gw, self.counter)
-        return snap_s, snap_c, gw
+        snap = self.snapshot_at(np.ascontiguousarray(w, dtype=np.float64))
+        return snap.s, snap.c, snap.gw
+
+    def snapshot_at(self, w: np.ndarray) -> Snapshot:
+        """The Snapshot bound to the array w itself (counted: n): kernels that move w in
+        place refresh it with `full_pass(problem.kdata, snap, counter)`."""
+        snap = Snapshot(w, np.empty(self.d), np.empty(self.n), np.empty(self.n))
+        full_pass(self.kdata, snap, self.counter)
+        return snap
 
     def full_gradient(self, x) -> np.ndarray:
         """grad F(x) (counted: n)."""

@@ -22,12 +22,12 @@ product) and ||Delta_i||^2 = ||delta_x - delta_w||^2 (||a_i||^2 + 1) + ||r_x h_x
 + (r_x - r_w)^2 (the sampler feedback of spec §2.0).
 
 The snapshot (grad F(w), counted n) is computed vectorised in numpy and keeps, per sample,
-the pre-activations z_i(w) (n, H) and residuals r_i(w) (n,), from which the compiled L-SVRG
-kernel rebuilds grad f_i(w) without a second forward pass (it still counts 2 per draw, the
-paper's cost model). Importance sampling uses p_i proportional to ||a_i||^2 ([PAPER] §4.4:
-"IS does poorly because ||a_i||^2 is a poor proxy for L_i here"), so `L` holds ||a_i||^2; it
-is not a smoothness constant. There is no x*: the metrics are the training loss F(x),
-log10 F(x) and ||grad F(x)||^2 (not counted).
+the pre-activations z_i(w) (n, H) and residuals r_i(w) (n,) (an `MLPSnapshot`), from which
+`delta_parts` rebuilds grad f_i(x) - grad f_i(w) without a second forward pass at w (the
+solver still counts 2 per draw, the paper's cost model). Importance sampling uses p_i
+proportional to ||a_i||^2 ([PAPER] §4.4: "IS does poorly because ||a_i||^2 is a poor proxy
+for L_i here"), so `L` holds ||a_i||^2; it is not a smoothness constant. There is no x*:
+the metrics are the training loss F(x), log10 F(x) and ||grad F(x)||^2 (not counted).
 
 Targets are raw ([UNSPEC], std ~57 at d = 100); `standardize_y: true` centres and scales them
 to unit variance first.
@@ -36,6 +36,7 @@ to unit variance first.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import Field
@@ -109,21 +110,41 @@ def mlp_sample_grad(A, y, H, x, i, z, out):
     return 0.5 * r * r
 
 
+class MLPData(NamedTuple):
+    """The network problem as the compiled kernels see it."""
+
+    A: np.ndarray          # (n, d_in) inputs, float64, C order
+    y: np.ndarray          # (n,) targets
+    H: int                 # hidden units
+    row_sq: np.ndarray     # (n,) ||a_i||^2
+
+
+class MLPSnapshot(NamedTuple):
+    """The full pass at the control point w: z (n, H) pre-activations, r (n,) residuals
+    and gw = grad F(w)."""
+
+    w: np.ndarray
+    gw: np.ndarray
+    z: np.ndarray
+    r: np.ndarray
+
+
 @njit(cache=True, _nrt=False)
-def _delta_parts(A, y, H, row_sq, x, w, snap_z, snap_r, i, z):
+def delta_parts(data, x, snap, i, z):
     """For sample i: writes z[:H] = z_i(x), z[H:2H] = delta_x - delta_w (the c1 block of
     Delta_i; the W1 block is its outer product with a_i) and z[2H:3H] = r_x h_x - r_w h_w
     (the w2 block); returns (r_x - r_w, ||Delta_i||^2). w enters only through its w2 and the
     snapshot (z_i(w), r_i(w))."""
+    A, H, w = data.A, data.H, snap.w
     d = A.shape[1]
     ow2 = H * d + H
-    rx = mlp_forward(A, i, x, H, z) - y[i]
-    rw = snap_r[i]
+    rx = mlp_forward(A, i, x, H, z) - data.y[i]
+    rw = snap.r[i]
     sd = 0.0
     se = 0.0
     for j in range(H):
         zx = z[j]
-        zw = snap_z[i, j]
+        zw = snap.z[i, j]
         dx = rx * x[ow2 + j] if zx > 0.0 else 0.0
         dw = rw * w[ow2 + j] if zw > 0.0 else 0.0
         hx = rx * zx if zx > 0.0 else 0.0
@@ -135,47 +156,8 @@ def _delta_parts(A, y, H, row_sq, x, w, snap_z, snap_r, i, z):
         sd += dd * dd
         se += ee * ee
     eps = rx - rw
-    a = sd * (row_sq[i] + 1.0) + se + eps * eps
+    a = sd * (data.row_sq[i] + 1.0) + se + eps * eps
     return eps, a
-
-
-@njit(cache=True, _nrt=False)
-def mlp_vr_estimate(A, y, H, row_sq, x, w, gw, snap_z, snap_r, idx, pk, ak, z, g):
-    """The estimator of spec 002 §2.0 for the network (not counted here):
-
-      g = gw + (1/b) sum_k Delta_k / (n p_k),  Delta_k = grad f_{i_k}(x) - grad f_{i_k}(w)
-
-    with grad f_i(w) rebuilt from the snapshot; ak[k] = ||Delta_k||^2 (pre-refresh w).
-    z: scratch (3 H,)."""
-    n, d = A.shape
-    b = idx.shape[0]
-    oc1 = H * d
-    ow2 = oc1 + H
-    for j in range(g.shape[0]):
-        g[j] = gw[j]
-    for k in range(b):
-        i = idx[k]
-        eps, a = _delta_parts(A, y, H, row_sq, x, w, snap_z, snap_r, i, z)
-        ak[k] = a
-        coef = 1.0 / (b * n * pk[k])
-        for j in range(H):
-            c = coef * z[H + j]
-            if c != 0.0:
-                base = j * d
-                for l in range(d):
-                    g[base + l] += c * A[i, l]
-                g[oc1 + j] += c
-            g[ow2 + j] += coef * z[2 * H + j]
-        g[ow2 + H] += coef * eps
-
-
-@njit(cache=True, _nrt=False)
-def mlp_delta_norms(A, y, H, row_sq, x, w, snap_z, snap_r, z, out):
-    """out[i] = ||grad f_i(x) - grad f_i(w)|| for every i (oracle Optimal sampler; NOT
-    counted)."""
-    for i in range(A.shape[0]):
-        _, a = _delta_parts(A, y, H, row_sq, x, w, snap_z, snap_r, i, z)
-        out[i] = math.sqrt(a) if a > 0.0 else 0.0
 
 
 # ------------------------------------------------------------------------------------------
@@ -231,6 +213,7 @@ class MLPFiniteSumProblem(CountedOracles):
         self.d = hidden * self.d_in + 2 * hidden + 1
         self.mu = 0.0
         self.row_sq = np.einsum("ij,ij->i", A, A)
+        self.kdata = MLPData(self.A, self.y, self.H, self.row_sq)
         self.L = self.row_sq.copy()
         self.L_bar = float(self.L.mean())
         self.L_max = float(self.L.max())

@@ -13,6 +13,7 @@ from pydantic import Field
 from drocli.errors import DrocliError
 from drocli.ops.samplers import UniformStream, sampler_from_params
 from drocli.registry import Params, auto
+from drocli.solvers.finite_sum.estimators import Draws
 
 KEY = "solver.params"
 
@@ -87,3 +88,4 @@ class Workspace:
         self.pk = np.zeros(batch)
         self.ak = np.zeros(batch)
         self.g = np.zeros(problem.d)
+        self.draws = Draws(self.idx, self.pk, self.ak, self.g)

@@ -23,7 +23,7 @@ L_max for uniform ([TYPO] "for L-SVRG", P2), L-bar for importance and optimal,
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import Field
@@ -32,7 +32,7 @@ from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.jit import njit
 from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
-from drocli.problems.finite_sum import delta_norms, full_pass, vr_estimate
+from drocli.problems.finite_sum import full_pass
 from drocli.registry import auto
 from drocli.solvers.finite_sum import (
     KEY,
@@ -43,6 +43,7 @@ from drocli.solvers.finite_sum import (
     linear_only,
     snapshot_prob,
 )
+from drocli.solvers.finite_sum.estimators import delta_norms, vr_estimate
 
 L_RULES = ("paper", "L_max", "L_bar", "mixed", "expected_smoothness")
 PAPER_L = {"uniform": "L_max", "importance": "L_bar", "optimal": "L_bar", "osmd": "mixed",
@@ -83,34 +84,53 @@ def theorem3(problem, params: dict, batch: int) -> dict:
     return {"L": L, "mu": mu, "kappa": kappa, "theta1": theta1, "theta2": theta2, "eta": eta}
 
 
+class Iterates(NamedTuple):
+    """Algorithm 2's points: x (the query point buffer), z and v; w is the snapshot's."""
+
+    x: np.ndarray
+    z: np.ndarray
+    v: np.ndarray
+
+
+class Steps(NamedTuple):
+    """Algorithm 2's constants (Theorem 3, or the overrides)."""
+
+    theta1: float
+    theta2: float
+    eta: float
+    kappa: float
+    L: float
+
+
 @njit(cache=True, _nrt=False)
-def lkatyusha_chunk(A, y, obj, mu, row_sq, x, z, v, w, gw, snap_s, snap_c, U, coins, rho,
-                    theta1, theta2, eta, kappa, L, ss, optimal, idx, pk, ak, g, counter):
-    """U.shape[0] iterations of Algorithm 2 in place (x is the query-point buffer)."""
+def lkatyusha_chunk(data, it, snap, U, coins, rho, st, ss, optimal, dr, counter):
+    """U.shape[0] iterations of Algorithm 2 in place (it.x is the query-point buffer)."""
+    x, z, v, w, g = it.x, it.z, it.v, snap.w, dr.g
+    theta1, theta2 = st.theta1, st.theta2
     d = x.shape[0]
-    b = idx.shape[0]
+    b = dr.idx.shape[0]
     th3 = 1.0 - theta1 - theta2
-    ek = eta * kappa
+    ek = st.eta * st.kappa
     inv = 1.0 / (1.0 + ek)
-    eL = eta / L
+    eL = st.eta / st.L
     for t in range(U.shape[0]):
         for j in range(d):
             x[j] = theta1 * z[j] + theta2 * w[j] + th3 * v[j]
         if optimal:
-            delta_norms(A, y, obj, mu, row_sq, x, w, snap_s, snap_c, ss[2])
+            delta_norms(data, x, snap, ss.pfix)
             sampler_set_weights(ss)
-        sampler_draw_batch(ss, U[t], idx, pk)
-        vr_estimate(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, idx, pk, ak, g)
+        sampler_draw_batch(ss, U[t], dr.idx, dr.pk)
+        vr_estimate(data, x, snap, dr)
         counter[0] += 2 * b
         if coins[t] < rho:
             for j in range(d):
                 w[j] = v[j]
-            full_pass(A, y, obj, mu, w, snap_s, snap_c, gw, counter)
+            full_pass(data, snap, counter)
         for j in range(d):
             zn = (ek * x[j] + z[j] - eL * g[j]) * inv
             v[j] = x[j] + theta1 * (zn - z[j])
             z[j] = zn
-        sampler_update(ss, idx, ak, pk)
+        sampler_update(ss, dr.idx, dr.ak, dr.pk)
 
 
 class LKatyushaParams(SamplerParams):
@@ -152,16 +172,15 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarra
     z, w, x = v.copy(), v.copy(), v.copy()
     t = 0
     keep = monitor(v, iteration=t)
-    snap_s, snap_c, gw = problem.snapshot(w)                   # grad F(w^0): n calls
+    snap = problem.snapshot_at(w)                               # grad F(w^0): n calls
     ws = Workspace(problem, params, rng, batch=b, T=horizon(params, monitor, cost),
-                   abar=grad_norm_max(problem, w, snap_s, snap_c))
-    ss = ws.sampler.arrays
+                   abar=grad_norm_max(problem, w, snap.s, snap.c))
+    it = Iterates(x, z, v)
+    steps = Steps(*(float(th[k]) for k in Steps._fields))
     while keep:
         U, coins = ws.stream.take(monitor.steps_until_due(cost))
-        lkatyusha_chunk(problem.A, problem.y, problem.obj, problem.mu, problem.row_sq, x, z, v,
-                        w, gw, snap_s, snap_c, U, coins, rho, th["theta1"], th["theta2"],
-                        th["eta"], th["kappa"], th["L"], ss, ws.optimal, ws.idx, ws.pk, ws.ak,
-                        ws.g, problem.counter)
+        lkatyusha_chunk(problem.kdata, it, snap, U, coins, rho, steps, ws.sampler.state,
+                        ws.optimal, ws.draws, problem.counter)
         t += U.shape[0]
         keep = monitor(v if eval_point == "v" else x, iteration=t)
     return v if eval_point == "v" else x

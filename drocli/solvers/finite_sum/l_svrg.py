@@ -29,8 +29,8 @@ import numpy as np
 from drocli import registry
 from drocli.ops.jit import njit
 from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
-from drocli.problems.finite_sum import delta_norms, full_pass, vr_estimate
-from drocli.problems.finite_sum_mlp import mlp_delta_norms, mlp_vr_estimate
+from drocli.problems.finite_sum import full_pass
+from drocli.problems.finite_sum_mlp import MLPSnapshot
 from drocli.registry import auto
 from drocli.solvers.finite_sum import (
     StepParams,
@@ -39,45 +39,51 @@ from drocli.solvers.finite_sum import (
     horizon,
     snapshot_prob,
 )
+from drocli.solvers.finite_sum.estimators import (
+    delta_norms,
+    mlp_delta_norms,
+    mlp_vr_estimate,
+    vr_estimate,
+)
 
 
 @njit(cache=True, _nrt=False)
-def lsvrg_chunk(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, U, coins, rho, step,
-                ss, optimal, idx, pk, ak, g, counter):
-    """U.shape[0] iterations of Algorithm 1 in place (x, w, gw, snapshot, sampler state)."""
+def lsvrg_chunk(data, x, snap, U, coins, rho, step, ss, optimal, dr, counter):
+    """U.shape[0] iterations of Algorithm 1 in place (x, the snapshot at w, sampler state)."""
+    w, g = snap.w, dr.g
     d = x.shape[0]
-    b = idx.shape[0]
+    b = dr.idx.shape[0]
     for t in range(U.shape[0]):
         if optimal:
-            delta_norms(A, y, obj, mu, row_sq, x, w, snap_s, snap_c, ss[2])
+            delta_norms(data, x, snap, ss.pfix)
             sampler_set_weights(ss)
-        sampler_draw_batch(ss, U[t], idx, pk)
-        vr_estimate(A, y, obj, mu, row_sq, x, w, gw, snap_s, snap_c, idx, pk, ak, g)
+        sampler_draw_batch(ss, U[t], dr.idx, dr.pk)
+        vr_estimate(data, x, snap, dr)
         counter[0] += 2 * b
         if coins[t] < rho:
             for j in range(d):
                 w[j] = x[j]
-            full_pass(A, y, obj, mu, w, snap_s, snap_c, gw, counter)
+            full_pass(data, snap, counter)
         for j in range(d):
             x[j] -= step * g[j]
-        sampler_update(ss, idx, ak, pk)
+        sampler_update(ss, dr.idx, dr.ak, dr.pk)
 
 
 @njit(cache=True, _nrt=False)
-def lsvrg_mlp_chunk(A, y, H, row_sq, x, w, gw, snap_z, snap_r, U, coins, rho, step, ss,
-                    optimal, idx, pk, ak, zbuf, g, counter):
+def lsvrg_mlp_chunk(data, x, snap, U, coins, rho, step, ss, optimal, dr, zbuf, counter):
     """Iterations of Algorithm 1 on the two-layer network, in place, until U is used up or
     an iteration's coin refreshes w (w = the old x); returns the number of iterations run.
-    After a refresh the caller recomputes the snapshot (snap_z, snap_r, gw) at w before
+    After a refresh the caller recomputes the snapshot (snap.z, snap.r, snap.gw) at w before
     calling again. zbuf: scratch (3 H,)."""
+    w, g = snap.w, dr.g
     D = x.shape[0]
-    b = idx.shape[0]
+    b = dr.idx.shape[0]
     for t in range(U.shape[0]):
         if optimal:
-            mlp_delta_norms(A, y, H, row_sq, x, w, snap_z, snap_r, zbuf, ss[2])
+            mlp_delta_norms(data, x, snap, zbuf, ss.pfix)
             sampler_set_weights(ss)
-        sampler_draw_batch(ss, U[t], idx, pk)
-        mlp_vr_estimate(A, y, H, row_sq, x, w, gw, snap_z, snap_r, idx, pk, ak, zbuf, g)
+        sampler_draw_batch(ss, U[t], dr.idx, dr.pk)
+        mlp_vr_estimate(data, x, snap, dr, zbuf)
         counter[0] += 2 * b
         refresh = coins[t] < rho
         if refresh:
@@ -85,7 +91,7 @@ def lsvrg_mlp_chunk(A, y, H, row_sq, x, w, gw, snap_z, snap_r, U, coins, rho, st
                 w[j] = x[j]
         for j in range(D):
             x[j] -= step * g[j]
-        sampler_update(ss, idx, ak, pk)
+        sampler_update(ss, dr.idx, dr.ak, dr.pk)
         if refresh:
             return t + 1
     return U.shape[0]
@@ -108,15 +114,14 @@ def solve_mlp(problem, params: dict, rng: np.random.Generator, monitor) -> np.nd
     snap_z, snap_r, gw = problem.snapshot(w)                   # grad F(w^0): n calls
     abar = float(problem.sample_grad_norms(snap_z, snap_r, w).max())
     ws = Workspace(problem, params, rng, batch=b, T=horizon(params, monitor, cost), abar=abar)
-    ss = ws.sampler.arrays
+    snap = MLPSnapshot(w, gw, snap_z, snap_r)
     zbuf = np.zeros(3 * problem.H)
     while keep:
         U, coins = ws.stream.take(monitor.steps_until_due(cost))
         pos, m = 0, U.shape[0]
         while pos < m:
-            done = lsvrg_mlp_chunk(problem.A, problem.y, problem.H, problem.row_sq, x, w, gw,
-                                   snap_z, snap_r, U[pos:], coins[pos:], rho, step, ss,
-                                   ws.optimal, ws.idx, ws.pk, ws.ak, zbuf, ws.g,
+            done = lsvrg_mlp_chunk(problem.kdata, x, snap, U[pos:], coins[pos:], rho, step,
+                                   ws.sampler.state, ws.optimal, ws.draws, zbuf,
                                    problem.counter)
             pos += done
             if coins[pos - 1] < rho:                            # w = old x: refresh [n]
@@ -152,15 +157,13 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarra
     w = x.copy()
     t = 0
     keep = monitor(x, iteration=t)
-    snap_s, snap_c, gw = problem.snapshot(w)                   # grad F(w^0): n calls
+    snap = problem.snapshot_at(w)                               # grad F(w^0): n calls
     ws = Workspace(problem, params, rng, batch=b, T=horizon(params, monitor, cost),
-                   abar=grad_norm_max(problem, w, snap_s, snap_c))
-    ss = ws.sampler.arrays
+                   abar=grad_norm_max(problem, w, snap.s, snap.c))
     while keep:
         U, coins = ws.stream.take(monitor.steps_until_due(cost))
-        lsvrg_chunk(problem.A, problem.y, problem.obj, problem.mu, problem.row_sq, x, w, gw,
-                    snap_s, snap_c, U, coins, rho, step, ss, ws.optimal, ws.idx, ws.pk, ws.ak,
-                    ws.g, problem.counter)
+        lsvrg_chunk(problem.kdata, x, snap, U, coins, rho, step, ws.sampler.state,
+                    ws.optimal, ws.draws, problem.counter)
         t += U.shape[0]
         keep = monitor(x, iteration=t)
     return x

@@ -20,7 +20,7 @@ import numpy as np
 from drocli import registry
 from drocli.ops.jit import njit
 from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
-from drocli.problems.finite_sum import delta_norms, vr_estimate
+from drocli.problems.finite_sum import Snapshot
 from drocli.solvers.finite_sum import (
     StepParams,
     Workspace,
@@ -28,25 +28,26 @@ from drocli.solvers.finite_sum import (
     horizon,
     linear_only,
 )
+from drocli.solvers.finite_sum.estimators import delta_norms, vr_estimate
 
 
 @njit(cache=True, _nrt=False)
-def sgd_chunk(A, y, obj, mu, row_sq, x, zero_d, zero_n, U, step, ss, optimal, idx, pk, ak, g,
-              counter):
-    """U.shape[0] SGD steps in place: the estimator of `vr_estimate` with a zero control
-    variate (w = 0, snapshot 0, gw = 0), so g = (1/b) sum_k grad f_{i_k}(x) / (n p_{i_k})."""
+def sgd_chunk(data, x, zero, U, step, ss, optimal, dr, counter):
+    """U.shape[0] SGD steps in place: the estimator of `vr_estimate` with the all-zero
+    snapshot `zero` (w = 0, gw = 0), so g = (1/b) sum_k grad f_{i_k}(x) / (n p_{i_k})."""
+    g = dr.g
     d = x.shape[0]
-    b = idx.shape[0]
+    b = dr.idx.shape[0]
     for t in range(U.shape[0]):
         if optimal:
-            delta_norms(A, y, obj, mu, row_sq, x, zero_d, zero_n, zero_n, ss[2])
+            delta_norms(data, x, zero, ss.pfix)
             sampler_set_weights(ss)
-        sampler_draw_batch(ss, U[t], idx, pk)
-        vr_estimate(A, y, obj, mu, row_sq, x, zero_d, zero_d, zero_n, zero_n, idx, pk, ak, g)
+        sampler_draw_batch(ss, U[t], dr.idx, dr.pk)
+        vr_estimate(data, x, zero, dr)
         counter[0] += b
         for j in range(d):
             x[j] -= step * g[j]
-        sampler_update(ss, idx, ak, pk)
+        sampler_update(ss, dr.idx, dr.ak, dr.pk)
 
 
 @registry.solver(
@@ -71,13 +72,12 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarra
         abar = grad_norm_max(problem, x, snap_s, snap_c)
     ws = Workspace(problem, params, rng, batch=b, T=horizon(params, monitor, float(b)),
                    abar=abar)
-    ss = ws.sampler.arrays
-    zero_d = np.zeros(problem.d)
-    zero_n = np.zeros(problem.n)
+    zero_d, zero_n = np.zeros(problem.d), np.zeros(problem.n)
+    zero = Snapshot(zero_d, zero_d, zero_n, zero_n)
     while keep:
         U, _ = ws.stream.take(monitor.steps_until_due(float(b)))
-        sgd_chunk(problem.A, problem.y, problem.obj, problem.mu, problem.row_sq, x, zero_d,
-                  zero_n, U, step, ss, ws.optimal, ws.idx, ws.pk, ws.ak, ws.g, problem.counter)
+        sgd_chunk(problem.kdata, x, zero, U, step, ws.sampler.state, ws.optimal, ws.draws,
+                  problem.counter)
         t += U.shape[0]
         keep = monitor(x, iteration=t)
     return x
