@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
@@ -44,7 +45,7 @@ def cli():
 
 @cli.command(epilog=EPILOG_RUN)
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "-o", type=click.Path(path_type=Path),
               help="Results folder [default: results/<spec name>, -<profile> unless paper].")
 @click.option("-j", "--jobs", "n_jobs", type=int, default=1, show_default=True,
               help="Cells run in parallel (-1: all cores).")
@@ -118,7 +119,7 @@ reference mismatches make the exit code 1.
 
 @cli.command(epilog=EPILOG_PLOT)
 @click.argument("results_dir", metavar="RESULTS_DIR", type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "-o", type=click.Path(path_type=Path),
               help="Figure folder [default: RESULTS_DIR/figures].")
 @click.option("--format", "fmt", type=click.Choice(["png", "pdf", "svg"]), default="png",
               show_default=True)
@@ -222,6 +223,40 @@ def _saved_spec(results_dir):
     return load_spec(results_file(results_dir, "spec.yaml"))
 
 
+MAX_LINE = 300
+
+
+def cap(text: str) -> str:
+    """One error line of at most about MAX_LINE characters (head and the fix at the end)."""
+    text = " ".join(str(text).split())
+    if len(text) <= MAX_LINE:
+        return text
+    return text[:MAX_LINE - 100] + " [...] " + text[-93:]
+
+
+OS_FIXES = {
+    errno.ENOSPC: "free disk space, or give --out on another disk; re-running resumes",
+    errno.EDQUOT: "free space in your quota, or give --out elsewhere; re-running resumes",
+    errno.EACCES: "give a folder you can write (--out), or fix its permissions",
+    errno.EPERM: "give a folder you can write (--out), or fix its permissions",
+    errno.EROFS: "the file system is read-only: give --out on a writable one",
+    errno.EFBIG: "the file exceeds the file-size limit (ulimit -f): raise it or use fewer "
+                 "checkpoints",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: give another --out",
+    errno.EISDIR: "the path is a folder where a file is expected",
+    errno.ENOENT: "check the path",
+    errno.ENAMETOOLONG: "use a shorter path",
+}
+
+
+def os_error_line(e: OSError) -> str:
+    """An OSError as one line with the path and the fix."""
+    path = e.filename if e.filename is not None else "(no path)"
+    what = e.strerror or type(e).__name__
+    fix = OS_FIXES.get(e.errno, "check the path and the disk")
+    return f"{path}: {what} (fix: {fix})"
+
+
 def main(argv=None):
     """Entry point: user errors print one line and exit 2; no traceback."""
     try:
@@ -233,7 +268,10 @@ def main(argv=None):
         e.show()
         sys.exit(e.exit_code)
     except DrocliError as e:
-        click.echo(f"drocli: error: {e}", err=True)
+        click.echo(f"drocli: error: {cap(str(e))}", err=True)
+        sys.exit(2)
+    except OSError as e:            # disk full, read-only folder, permissions, file too large
+        click.echo(f"drocli: error: {cap(os_error_line(e))}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         click.echo("drocli: interrupted; re-run the same command to resume", err=True)

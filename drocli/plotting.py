@@ -59,9 +59,11 @@ SQUASH_RATIO = 2.0          # ... when including it would more than double the y
 def save_figure(fig: Figure, out_dir: Path, name: str, formats: list[str], dpi: int,
                 title: str) -> list[Path]:
     """Write `fig` as out_dir/<name>.<fmt> for each format, atomically."""
+    from drocli.ownership import inside
+
     paths = []
     for f in formats:
-        path = Path(out_dir) / f"{name}.{f}"
+        path = inside(out_dir, Path(out_dir) / f"{name}.{f}")
         _save_atomic(fig, path, f, dpi, title)
         paths.append(path)
     return paths

@@ -28,14 +28,26 @@ ROW_FIELDS = ["step", "oracle_calls", "time_s", "metric", "value"]
 DONE = ("done", "diverged", "timeout")
 
 
+def _file_mode() -> int:
+    """0o666 less the user's umask: what open() would give (mkstemp gives 0600)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+FILE_MODE = _file_mode()
+
+
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and rename: never a half-written file."""
+    """Write via a temp file in the same folder and rename: never a half-written file.
+    The file gets the user's umask, so a shared results folder stays readable."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -71,6 +83,7 @@ def _atomic_write_npz(path: Path, arrays: dict) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **{k: np.asarray(v) for k, v in arrays.items()})
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -129,6 +142,7 @@ def merge_artifacts(out: Path, cells) -> Path | None:
                 info.compress_type = zipfile.ZIP_DEFLATED
                 with zf.open(info, "w") as f:
                     np.lib.format.write_array(f, arrays[key], allow_pickle=False)
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drocli import records, registry
+from drocli import ownership, records, registry
 from drocli.cells import Cell, expand
 from drocli.errors import DrocliError
 from drocli.monitor import Monitor
@@ -168,6 +168,9 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
 
     out = Path(out)
     cells = expand(spec)
+    if not cells:
+        raise DrocliError("the spec expands to no cells", key="seeds",
+                          fix="give at least one seed, solver and grid value")
     ids = [c.id for c in cells]
     if len(set(ids)) != len(ids):
         raise DrocliError("two cells have identical settings", key="solvers",
@@ -175,7 +178,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     pending = [c for c in cells if force or not records.is_finished(out, c.id)]
     preflight(pending)
     started = datetime.now(timezone.utc).isoformat()
-    out.mkdir(parents=True, exist_ok=True)
+    ownership.claim(out, spec.name)
     log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
         f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
     failed: list[dict] = []

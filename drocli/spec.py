@@ -22,8 +22,32 @@ from drocli.errors import DrocliError, did_you_mean
 PROFILES = ("smoke", "quick", "paper")
 
 
+MAX_SPEC_BYTES = 1_000_000
+MAX_SEEDS = 10_000
+MAX_ALIASES = 100          # alias uses per document
+MAX_NODES = 100_000        # nodes once every alias is expanded (a spec has about 1,000)
+
+
+class YAMLTooLarge(yaml.YAMLError):
+    """An alias bomb, or a document too large to be a spec."""
+
+    def __init__(self, problem: str):
+        super().__init__(problem)
+        self.problem, self.problem_mark = problem, None
+
+
 class _Loader(yaml.SafeLoader):
-    """Safe loader that reads YAML 1.2 floats such as 1e-3 as numbers (PyYAML reads strings)."""
+    """Safe loader that reads YAML 1.2 floats such as 1e-3 as numbers (PyYAML reads strings)
+    and counts alias uses (`yaml_load` bounds them)."""
+
+    aliases = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                raise YAMLTooLarge(f"more than {MAX_ALIASES} aliases (*name)")
+        return super().compose_node(parent, index)
 
 
 _Loader.add_implicit_resolver(
@@ -36,8 +60,35 @@ _Loader.add_implicit_resolver(
     list("-+0123456789."))
 
 
+def _expanded_size(node, memo: dict) -> int:
+    """Nodes of the document with every alias expanded (memoised: O(distinct nodes))."""
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = MAX_NODES + 1           # a cycle counts as too large
+    n = 1
+    if isinstance(node, yaml.SequenceNode):
+        n += sum(_expanded_size(v, memo) for v in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        n += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    memo[key] = n
+    return n
+
+
 def yaml_load(text: str):
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    """Safe YAML with bounded aliases: at most MAX_ALIASES uses and MAX_NODES nodes once
+    expanded (an alias bomb is refused before it is built)."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node, {}) > MAX_NODES:
+            raise YAMLTooLarge(f"the document expands to more than {MAX_NODES:,} nodes "
+                               "(nested aliases)")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 class _Strict(BaseModel):
@@ -113,12 +164,25 @@ class Spec(_Strict):
         if isinstance(v, bool):
             raise ValueError("seeds must be a count or a list of integers")
         if isinstance(v, int):
-            if v < 1:
-                raise ValueError("seeds must be >= 1")
+            if not 1 <= v <= MAX_SEEDS:
+                raise ValueError(f"a seed count must lie in [1, {MAX_SEEDS}], got {v}")
             return list(range(v))
         if isinstance(v, str) and "-" in v:  # "0-9"
             a, b = v.split("-", 1)
-            return list(range(int(a), int(b) + 1))
+            try:
+                lo, hi = int(a), int(b)
+            except ValueError:
+                raise ValueError(f"a seed range is \"first-last\", e.g. \"0-9\", got {v!r}")\
+                    from None
+            if not 0 <= lo <= hi or hi - lo >= MAX_SEEDS:
+                raise ValueError(f"seed range {v!r} must run from a first seed >= 0 up to a "
+                                 f"last seed >= it (at most {MAX_SEEDS} seeds), e.g. \"0-9\"")
+            return list(range(lo, hi + 1))
+        if isinstance(v, list):
+            if not 1 <= len(v) <= MAX_SEEDS:
+                raise ValueError(f"the seed list must hold 1 to {MAX_SEEDS} seeds")
+            if len({repr(x) for x in v}) != len(v):
+                raise ValueError("the seed list repeats a seed")
         return v
 
     def labels(self) -> list[str]:
@@ -255,8 +319,15 @@ def read_yaml(path: str | Path) -> dict:
     if path.is_dir():
         raise DrocliError("is a folder, not a spec file", file=str(path),
                           fix="give a .yaml file, e.g. experiments/gdro_synthetic.yaml")
+    if path.stat().st_size > MAX_SPEC_BYTES:
+        raise DrocliError(f"{path.stat().st_size:,} bytes is too large for a spec (limit "
+                          f"{MAX_SPEC_BYTES:,})", file=str(path),
+                          fix="a spec is a short YAML file; generate long grids with `grid:`")
     try:
-        raw = yaml_load(path.read_text())
+        raw = yaml_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise DrocliError("not a UTF-8 text file", file=str(path),
+                          fix="give a YAML spec, e.g. experiments/gdro_synthetic.yaml") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None

@@ -1,0 +1,77 @@
+"""A results folder belongs to one experiment.
+
+`drocli run` marks the folder it creates with `.drocli.json` (the experiment's name) and
+writes only into an empty folder, a folder it marked for the same experiment, or a drocli
+folder of the same experiment made before marks existed (its manifest.json names the
+experiment; it is marked on the way). Anything else, a user's folder or another
+experiment's results, is refused with exit 2 before a byte is written; `--force` re-runs
+cells of the same experiment and never takes a folder over. `inside` checks that a path
+drocli is about to write stays inside the folder.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from drocli.errors import DrocliError
+
+MARK = ".drocli.json"
+
+
+def owner(out: Path) -> str | None:
+    """The experiment a results folder belongs to: its mark, else (folders written before
+    marks) the experiment its manifest.json names; None when neither says."""
+    for name, key in ((MARK, "experiment"), ("manifest.json", "experiment")):
+        path = Path(out) / name
+        if path.is_file():
+            try:
+                value = json.loads(path.read_text()).get(key)
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(value, str):
+                return value
+    return None
+
+
+def claim(out: Path, experiment: str) -> None:
+    """Make `out` this experiment's results folder, or refuse (DrocliError, exit 2)."""
+    out = Path(out)
+    fix_other = f"give another --out (e.g. results/{experiment}) or remove that folder first"
+    if out.exists() and not out.is_dir():
+        raise DrocliError("--out is a file, not a folder", file=str(out), key="--out",
+                          fix=fix_other)
+    for parent in out.parents:
+        if parent.exists() and not parent.is_dir():
+            raise DrocliError(f"--out lies under the file {parent}", file=str(out), key="--out",
+                              fix=fix_other)
+    if out.is_dir() and any(out.iterdir()):
+        have = owner(out)
+        if have is None:
+            raise DrocliError("this folder is not empty and is not a drocli results folder; "
+                              "refusing to write into it", file=str(out), key="--out",
+                              fix=fix_other)
+        if have != experiment:
+            raise DrocliError(f"this results folder belongs to experiment {have!r}, not "
+                              f"{experiment!r}", file=str(out), key="--out", fix=fix_other)
+        if (out / MARK).is_file():
+            return
+    out.mkdir(parents=True, exist_ok=True)
+    from drocli import __version__
+    from drocli.records import atomic_write_text
+
+    atomic_write_text(out / MARK, json.dumps(
+        {"experiment": experiment, "drocli": __version__,
+         "marked": datetime.now(timezone.utc).isoformat(timespec="seconds")}, indent=1) + "\n")
+
+
+def inside(out: Path, path: Path) -> Path:
+    """`path`, after checking that it resolves inside the results folder `out`."""
+    base = Path(out).resolve()
+    target = Path(path).resolve()
+    if target != base and base not in target.parents:
+        raise DrocliError(f"refusing to write {path}: it lies outside the results folder",
+                          file=str(out), fix="use plain names (no '..' or '/') for figures "
+                                             "and cells")
+    return Path(path)

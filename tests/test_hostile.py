@@ -1,0 +1,172 @@
+"""Hostile input: a results folder belongs to its experiment, parsing is bounded, OS errors
+are the user's to fix (exit 2, one line with the path), and nothing already written is lost.
+The cases are the ones of the issue "Nothing lost, nothing escapes"."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import call
+
+
+def snapshot(folder: Path) -> dict:
+    """path -> sha1 of every file under `folder` (what must not change)."""
+    return {str(p.relative_to(folder)): hashlib.sha1(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def one_line_exit_2(code, capsys, *words) -> str:
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+    return err
+
+
+@pytest.fixture
+def done_run(tiny_spec, tmp_path):
+    """A finished run of the tiny spec (experiment `tiny`)."""
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    return out
+
+
+def test_refuses_a_folder_that_is_not_drocli(tiny_spec, tmp_path, capsys):
+    user = tmp_path / "mine"
+    user.mkdir()
+    (user / "records.csv").write_text("my,own\n1,2\n")
+    (user / "spec.yaml").write_text("precious: true\n")
+    before = snapshot(user)
+    for extra in ([], ["--force"]):
+        code = call("run", tiny_spec, "--profile", "smoke", "--out", user, "-q", *extra)
+        one_line_exit_2(code, capsys, str(user), "not a drocli results folder", "fix:")
+        assert snapshot(user) == before
+
+
+def test_refuses_another_experiments_folder(done_run, tiny_spec, tmp_path, capsys):
+    other = tmp_path / "other.yaml"
+    other.write_text(tiny_spec.read_text().replace("name: tiny", "name: other"))
+    before = snapshot(done_run)
+    for extra in ([], ["--force"]):
+        code = call("run", other, "--profile", "smoke", "--out", done_run, "-q", *extra)
+        one_line_exit_2(code, capsys, "belongs to experiment 'tiny'", "fix:")
+        assert snapshot(done_run) == before
+    assert call("check", done_run) in (0, 1)              # still checks (verdicts) and plots
+    assert call("plot", done_run) == 0
+
+
+def test_same_experiment_resumes_and_force_reruns(done_run, tiny_spec, capsys):
+    mark = (done_run / ".drocli.json").read_text()
+    assert '"experiment": "tiny"' in mark
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", done_run) == 0
+    assert "0 to run" in capsys.readouterr().err
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", done_run, "--force") == 0
+    assert (done_run / ".drocli.json").read_text() == mark
+
+
+def test_adopts_a_results_folder_written_before_marks(done_run, tiny_spec):
+    (done_run / ".drocli.json").unlink()                  # as folders recorded earlier
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", done_run, "-q") == 0
+    assert (done_run / ".drocli.json").exists()
+
+
+@pytest.mark.parametrize("where", ["file", "under_file"])
+def test_out_on_a_file(where, tiny_spec, tmp_path, capsys):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    out = f if where == "file" else f / "sub"
+    code = call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q")
+    one_line_exit_2(code, capsys, "file")
+    assert f.read_text() == "x"
+
+
+def test_files_get_the_users_umask(tiny_spec, tmp_path):
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "res"
+        assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    finally:
+        os.umask(old)
+    for name in ("records.csv", "manifest.json", "spec.yaml", ".drocli.json"):
+        assert (out / name).stat().st_mode & 0o777 == 0o644, name
+
+
+@pytest.mark.parametrize("value", ['"5-2"', '"a-b"', "[]", "[1, 1]", "0", "100000"])
+def test_empty_or_unbounded_seeds_refused_at_load(value, tiny_spec, tmp_path, capsys):
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--out", out, "--set", f"seeds={value}", "-q")
+    one_line_exit_2(code, capsys, "seeds")
+    assert not out.exists()
+
+
+BOMB = """\
+a: &a [x, x, x, x, x, x, x, x, x, x]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+"""
+
+
+@pytest.mark.parametrize("place", ["unused_profile", "seeds"])
+def test_yaml_alias_bomb_is_refused_fast(place, tiny_spec, tmp_path, capsys):
+    text = tiny_spec.read_text()
+    lines = BOMB.splitlines()
+    if place == "unused_profile":
+        bomb = "\n".join(["x_anchors:", *("  " + ln for ln in lines),
+                          "  f: [*e, *e, *e, *e, *e, *e, *e, *e, *e]"])
+    else:
+        bomb = "\n".join(["x_anchors:", *("  " + ln for ln in lines)]).replace(
+            "&a [x, x, x, x, x, x, x, x, x, x]", "&a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]")
+        text = text.replace("seeds:", "seeds: *e\nold_seeds:")
+    spec = tmp_path / "bomb.yaml"
+    spec.write_text(bomb + "\n" + text)
+    out = tmp_path / "res"
+    t0 = time.perf_counter()
+    code = call("run", spec, "--out", out, "-q")
+    err = one_line_exit_2(code, capsys, str(spec))
+    assert time.perf_counter() - t0 < 30 and len(err) < 400
+    assert "alias" in err or "nodes" in err
+    assert not out.exists()
+
+
+def test_long_error_lines_are_capped(tiny_spec, tmp_path, capsys):
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--out", out, "--set", "seeds=[" + "a, " * 3000 + "b]", "-q")
+    err = one_line_exit_2(code, capsys, "seeds")
+    assert len(err) <= 320 and "[...]" in err and "(fix:" in err
+
+
+def test_binary_and_huge_specs(tmp_path, capsys):
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(bytes(range(256)) * 4)
+    one_line_exit_2(call("run", binary, "-q"), capsys, "UTF-8")
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("# " + "x" * 2_000_000 + "\nname: x\n")
+    one_line_exit_2(call("run", huge, "-q"), capsys, "too large")
+
+
+@pytest.mark.parametrize("code_,word", [(errno.ENOSPC, "disk space"),
+                                        (errno.EROFS, "read-only"),
+                                        (errno.EACCES, "permissions"),
+                                        (errno.EFBIG, "file-size limit")])
+def test_os_errors_are_exit_2_with_path_and_fix(code_, word, tiny_spec, tmp_path, capsys,
+                                               monkeypatch):
+    """Disk full, a read-only or unwritable folder, a file-size limit: the user's to fix."""
+    from drocli import records
+
+    target = tmp_path / "res" / "records.csv"
+
+    def fail(path, text):
+        raise OSError(code_, os.strerror(code_), str(target))
+
+    monkeypatch.setattr(records, "atomic_write_text", fail)
+    code = call("run", tiny_spec, "--profile", "smoke", "--out", tmp_path / "res", "-q")
+    one_line_exit_2(code, capsys, str(target), word)
