@@ -31,9 +31,9 @@ import numpy as np  # noqa: E402
 from drocli import registry  # noqa: E402
 from drocli.data import gdro_synthetic  # noqa: E402
 from drocli.monitor import Monitor  # noqa: E402
-from drocli.ops import kernels  # noqa: E402
 from drocli.ops.mirror_prox import VRState, group_rows, single_rows  # noqa: E402
 from drocli.problems import gdro  # noqa: E402
+from drocli.solvers.dro.kernels import group_data, smd_chunk, smd_state  # noqa: E402
 
 M, D, N_PER = 25, 1024, 2000
 
@@ -80,14 +80,12 @@ def kernel_rates(problem, rng):
     n = 8000
     R = group_rows(problem, rng, n)
     hs = np.ones(n)
-    w, lq = w0.copy(), np.full(m, -np.log(m))
-    bufs = [np.zeros(problem.d), np.zeros(m), np.zeros(1), np.zeros(problem.d), np.zeros(m),
-            np.zeros(m), np.zeros(k), np.zeros(k)]
+    smd, scratch = smd_state(problem.d, m, k, np.full(m, -np.log(m)))
+    smd.w[:] = w0
+    data = group_data(problem)._replace(loss_id=0, radius=10.0)
 
     def run_smd(nn=n):
-        kernels.smd_chunk(problem.X, problem.y, 0, k, R[:nn], hs[:nn], w, lq, 1e-3, 1e-2, 10.0,
-                          bufs[0], bufs[1], bufs[2], problem.counter, bufs[3], bufs[4],
-                          bufs[5], bufs[6], bufs[7])
+        smd_chunk(data, R[:nn], hs[:nn], smd, 1e-3, 1e-2, problem.counter, scratch)
 
     run_smd(2)
     t = best_of(run_smd)

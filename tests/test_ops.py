@@ -10,7 +10,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from drocli.ops import kernels
+from drocli.ops import rows as kernels
 from drocli.ops.losses import linear_loss_grad, logistic_loss, loss_dscore, per_sample_grads
 from drocli.ops.projections import project_ball
 from drocli.ops.simplex import (

@@ -275,14 +275,16 @@ def test_suffix_averages_of_the_solver_match_the_direct_formula(regression_data)
     Wc, w, lq = np.zeros((m, d)), np.zeros(d), np.full(m, -math.log(m))
     PC, HC = np.zeros((T + 1, m, d)), np.zeros(T + 1)
     PW, HW, PQ, HQ = np.zeros((T + 1, d)), np.zeros(T + 1), np.zeros((T + 1, m)), np.zeros(T + 1)
+    cfg = zo_smd.Config(0, False, int(p.loss_id), float(p.radius))
     ws = []
     for k in range(T):
         ws.append(w.copy())
         sl = slice(k, k + 1)
-        zo_smd.zo_smd_chunk(X[sl], Y[sl], Uc[sl], Uc[sl], Us[sl], Us[sl], k, 1, 0, False,
-                            p.loss_id, s["eta_i"][sl], s["eta_w"][sl], s["eta_q"][sl],
-                            s["mu"][sl], np.zeros(1), p.radius, Wc, w, lq, PC, HC, PW, HW,
-                            PQ, HQ, p.counter)
+        zo_smd.zo_smd_chunk(
+            zo_smd.Samples(X[sl], Y[sl], Uc[sl], Uc[sl], Us[sl], Us[sl]),
+            zo_smd.Schedule(s["eta_i"][sl], s["eta_w"][sl], s["eta_q"][sl], s["mu"][sl],
+                            np.zeros(1)),
+            cfg, zo_smd.Chains(Wc, w, lq, PC, HC, PW, HW, PQ, HQ), k, 1, p.counter)
     for t in (1, 4, 9):
         a = (t + 1) // 2
         direct = zo.suffix_average(np.array(ws), s["eta_w"], t)
@@ -290,9 +292,10 @@ def test_suffix_averages_of_the_solver_match_the_direct_formula(regression_data)
     # one-round chunks and one 9-round chunk give the same trajectory
     w2, lq2, Wc2 = np.zeros(d), np.full(m, -math.log(m)), np.zeros((m, d))
     z = [np.zeros_like(a) for a in (PC, HC, PW, HW, PQ, HQ)]
-    zo_smd.zo_smd_chunk(X, Y, Uc, Uc, Us, Us, 0, T, 0, False, p.loss_id, s["eta_i"],
-                        s["eta_w"], s["eta_q"], s["mu"], np.zeros(T), p.radius, Wc2, w2, lq2,
-                        *z, p.counter)
+    zo_smd.zo_smd_chunk(zo_smd.Samples(X, Y, Uc, Uc, Us, Us),
+                        zo_smd.Schedule(s["eta_i"], s["eta_w"], s["eta_q"], s["mu"],
+                                        np.zeros(T)),
+                        cfg, zo_smd.Chains(Wc2, w2, lq2, *z), 0, T, p.counter)
     np.testing.assert_allclose(w2, w)
     np.testing.assert_allclose(Wc2, Wc)
 

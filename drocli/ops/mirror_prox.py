@@ -14,10 +14,17 @@ import math
 
 import numpy as np
 
-from drocli.ops import kernels
 from drocli.ops.losses import loss_dscore
 from drocli.ops.projections import project_ball
 from drocli.ops.simplex import entropic_step, uniform_log
+from drocli.solvers.dro.kernels import (
+    VRIterate,
+    VRScratch,
+    VRSnapshot,
+    VRSteps,
+    group_data,
+    vr_prox_chunk,
+)
 
 
 def effective_steps(params: dict, problem) -> tuple[float, float]:
@@ -95,6 +102,8 @@ class VRState:
         self.s = np.zeros(k)
         self.ds = np.zeros(k)
         self.v = np.zeros(D)
+        self.data = group_data(problem)
+        self.scratch = VRScratch(self.wh, self.qn, self.lqh, self.qh, self.r, self.s, self.ds)
 
     # ---- snapshots ------------------------------------------------------------------------
     def _full_pass(self):
@@ -133,14 +142,14 @@ class VRState:
             lam=0.0):
         p = self.problem
         gw_half = self.gw_full if gw_half is None else gw_half
-        kernels.vr_prox_chunk(
-            p.X, p.y, p.loss_id, p.k, rows, grps, scale_g,
-            self.w, self.lq, self.wbar, self.Lbar, self.q_s, gw_half, self.gw_full,
-            self.r_full, self.snap_loss, self.snap_ds,
-            float(a), float(gamma_w), float(gamma_q), float(p.radius), float(h),
-            float(beta), float(lam), self.v,
-            self.out_w, self.out_q, self.acc_w, self.acc_q, self.acc_L, self.sums, p.counter,
-            self.wh, self.qn, self.lqh, self.qh, self.r, self.s, self.ds)
+        snap = VRSnapshot(self.wbar, self.Lbar, self.q_s, self.gw_full, self.r_full,
+                          self.snap_loss, self.snap_ds)
+        it = VRIterate(self.w, self.lq, self.v, self.out_w, self.out_q, self.acc_w,
+                       self.acc_q, self.acc_L, self.sums)
+        steps = VRSteps(float(a), float(gamma_w), float(gamma_q), float(h), float(beta),
+                        float(lam))
+        vr_prox_chunk(self.data, rows, grps, scale_g, snap, gw_half, it, steps, p.counter,
+                      self.scratch)
 
     # ---- points -------------------------------------------------------------------------------
     def last(self):

@@ -37,7 +37,7 @@ from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.jit import njit
-from drocli.ops.kernels import dot_row
+from drocli.ops.rows import dot_row
 from drocli.problems.counted import CountedOracles
 from drocli.registry import Params
 

@@ -22,10 +22,10 @@ import numpy as np
 from pydantic import Field
 
 from drocli import registry
-from drocli.ops import kernels
 from drocli.ops.mirror_prox import effective_steps, group_rows
 from drocli.ops.simplex import uniform_log
 from drocli.registry import Params, auto
+from drocli.solvers.dro.kernels import SMDScratch, SMDState, group_data, smd_chunk
 from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of checkpoints)
@@ -69,6 +69,9 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     s = np.zeros(k)
     ds = np.zeros(k)
 
+    data = group_data(problem)
+    st, sc = SMDState(w, lq, q, out_w, out_q, sums), SMDScratch(g, r, s, ds)
+
     def point():
         if eval_point == "last" or sums[0] <= 0:
             return w.reshape(d, k).copy(), np.exp(lq)
@@ -87,9 +90,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
             hs = 1.0 / np.sqrt(np.arange(t + 1, t + n + 1, dtype=np.float64))
         else:
             hs = np.ones(n)
-        kernels.smd_chunk(problem.X, problem.y, problem.loss_id, k, rows[pos:pos + n], hs,
-                          w, lq, gamma_w, gamma_q, problem.radius, out_w, out_q, sums,
-                          problem.counter, g, q, r, s, ds)
+        smd_chunk(data, rows[pos:pos + n], hs, st, gamma_w, gamma_q, problem.counter, sc)
         pos += n
         t += n
         keep = monitor(*point())

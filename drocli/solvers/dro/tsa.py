@@ -15,7 +15,7 @@ update rule follows that paper's biased-gradient idea; the step sizes are not gi
       w_{t+1} = Proj(w_t - gamma_w g_w);  log q_{t+1} = normalize(log q_t + gamma_q r)
   output: the running averages of (w_t, q_t).
 
-Both stages run in compiled loops (stage 1 is `kernels.smd_chunk` on a one-group view, whose
+Both stages run in compiled loops (stage 1 is `smd_chunk` on a one-group view, whose
 q-block is trivial); the monitor is first called after stage 1 (spec pitfall 13).
 """
 
@@ -27,35 +27,44 @@ import numpy as np
 from pydantic import Field
 
 from drocli import registry
-from drocli.ops import kernels
 from drocli.ops.jit import njit
-from drocli.ops.kernels import (
+from drocli.ops.mirror_prox import effective_steps, group_rows
+from drocli.ops.rows import (
     axpy_row,
     log_normalize_probs,
     loss_dscore,
     project_ball_flat,
     scores_row,
 )
-from drocli.ops.mirror_prox import effective_steps, group_rows
 from drocli.ops.simplex import uniform_log
 from drocli.problems.mero import group_view
 from drocli.registry import Params, auto
 from drocli.solvers.dro.alem import stage1_budgets
+from drocli.solvers.dro.kernels import (
+    SMDScratch,
+    SMDState,
+    group_data,
+    smd_chunk,
+    smd_state,
+)
 from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of checkpoints)
 
 
 @njit(cache=True)
-def tsa_chunk(X, y, loss_id, k, rows, w, lq, wbars, shift, use_sample, gamma_w, gamma_q,
-              radius, out_w, out_q, sums, counter, g, q, r, s, ds):
+def tsa_chunk(data, rows, wbars, shift, use_sample, st, gamma_w, gamma_q, counter, sc):
     """Run rows.shape[0] TSA stage-2 rounds in place (spec 000 §3.5).
 
     rows (n, m): one global row per group per round. wbars (m, D): stage-1 points (flat);
     shift (m,): Rhat_i^*. use_sample: r_i = l(w_t; row_i) - l(wbar_i; row_i) (counted 2m),
     else r_i = l(w_t; row_i) - shift_i (counted m). Output: uniform average of the points
-    (w_t, q_t) at which the gradients are taken; q is kept equal to exp(lq).
+    (w_t, q_t) at which the gradients are taken; st.q is kept equal to exp(st.lq). The
+    bundles are those of `smd_chunk` (drocli.solvers.dro.kernels).
     """
+    X, y, loss_id, k, radius = data.X, data.y, data.loss_id, data.k, data.radius
+    w, lq, q, out_w, out_q, sums = st.w, st.lq, st.q, st.out_w, st.out_q, st.sums
+    g, r, s, ds = sc.g, sc.r, sc.s, sc.ds
     n = rows.shape[0]
     m = lq.shape[0]
     D = w.shape[0]
@@ -90,26 +99,15 @@ def tsa_chunk(X, y, loss_id, k, rows, w, lq, wbars, shift, use_sample, gamma_w, 
 def sgd_average(view, rng, steps: int, gamma: float) -> np.ndarray:
     """Projected SGD with uniform samples on a one-group view, `steps` counted steps from 0;
     returns the average of the iterates w_0..w_{T-1} (flat)."""
-    D = view.d * view.k
-    w = np.zeros(D)
-    lq = uniform_log(1)
-    out_w = np.zeros(D)
-    out_q = np.zeros(1)
-    sums = np.zeros(1)
-    q = np.ones(1)
-    g = np.zeros(D)
-    r = np.zeros(1)
-    s = np.zeros(view.k)
-    ds = np.zeros(view.k)
+    st, sc = smd_state(view.d * view.k, 1, view.k, uniform_log(1))
+    data = group_data(view)
     done = 0
     while done < steps:
         n = min(BLOCK * 16, steps - done)
         rows = group_rows(view, rng, n)
-        kernels.smd_chunk(view.X, view.y, view.loss_id, view.k, rows, np.ones(n), w, lq,
-                          gamma, 0.0, view.radius, out_w, out_q, sums, view.counter, g, q, r,
-                          s, ds)
+        smd_chunk(data, rows, np.ones(n), st, gamma, 0.0, view.counter, sc)
         done += n
-    return out_w / sums[0] if sums[0] > 0 else w
+    return st.out_w / st.sums[0] if st.sums[0] > 0 else st.w
 
 
 def stage1(problem, rng, budgets, gamma_1: float, use_sample: bool = True):
@@ -180,6 +178,8 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     s = np.zeros(k)
     ds = np.zeros(k)
     cost = 2 * m if use_sample else m
+    data = group_data(problem)
+    st, sc = SMDState(w, lq, q, out_w, out_q, sums), SMDScratch(g, r, s, ds)
 
     def point():
         if eval_point == "last" or sums[0] <= 0:
@@ -194,9 +194,8 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
             rows = group_rows(problem, rng, BLOCK)
             pos = 0
         n = min(BLOCK - pos, monitor.steps_until_due(cost))
-        tsa_chunk(problem.X, problem.y, problem.loss_id, k, rows[pos:pos + n], w, lq, wbars,
-                  rhat, use_sample, gamma_w, gamma_q, problem.radius, out_w, out_q, sums,
-                  problem.counter, g, q, r, s, ds)
+        tsa_chunk(data, rows[pos:pos + n], wbars, rhat, use_sample, st, gamma_w, gamma_q,
+                  problem.counter, sc)
         pos += n
         keep = monitor(*point())
     return point()

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from drocli.ops.jit import njit
-from drocli.ops.kernels import dot_row
+from drocli.ops.rows import dot_row
 from drocli.problems.finite_sum import dphi
 from drocli.problems.finite_sum_mlp import delta_parts
 

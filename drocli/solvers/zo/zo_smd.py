@@ -25,7 +25,7 @@ The first-order counterpart (`fo_smd`) shares this kernel (mode 2).
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import Field
@@ -33,7 +33,7 @@ from pydantic import Field
 from drocli import registry
 from drocli.ops import zo_estimators as zo
 from drocli.ops.jit import njit
-from drocli.ops.kernels import log_normalize_probs
+from drocli.ops.rows import log_normalize_probs
 from drocli.registry import Params
 
 BLOCK = 64      # rounds of samples and directions drawn per rng call (checkpoint independent)
@@ -116,10 +116,58 @@ def _project(v, radius):
             v[k] *= f
 
 
+class Samples(NamedTuple):
+    """A block of rounds: samples X (n, m, r, d), Y (n, m, r) and the directions of the
+    R_i^* chains (Uc, Vc) and of the saddle chain (Us, Vs), each (n, m, r, d)."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    Uc: np.ndarray
+    Vc: np.ndarray
+    Us: np.ndarray
+    Vs: np.ndarray
+
+
+class Schedule(NamedTuple):
+    """Per-round steps and smoothing radii (n,) of Theorems 2-3 / 6-7."""
+
+    eta_i: np.ndarray
+    eta_w: np.ndarray
+    eta_q: np.ndarray
+    mu1: np.ndarray
+    mu2: np.ndarray
+
+
+class Config(NamedTuple):
+    mode: int              # MODE_SMOOTH, MODE_NONSMOOTH or MODE_FO
+    gdro: bool             # R_i^* = 0 (no R_i^* chains)
+    loss_id: int           # 0 squared, 1 absolute
+    radius: float          # the ball of w
+
+
+class Chains(NamedTuple):
+    """The iterates (Wc (m, d) of the R_i^* chains, w, lq) and the prefix sums of the
+    step-weighted points (PC, PW, PQ) and of the steps (HC, HW, HQ), indexed by round."""
+
+    Wc: np.ndarray
+    w: np.ndarray
+    lq: np.ndarray
+    PC: np.ndarray
+    HC: np.ndarray
+    PW: np.ndarray
+    HW: np.ndarray
+    PQ: np.ndarray
+    HQ: np.ndarray
+
+
 @njit(cache=True)
-def zo_smd_chunk(X, Y, Uc, Vc, Us, Vs, t0, n, mode, gdro, loss_id, eta_i, eta_w, eta_q,
-                 mu1, mu2, radius, Wc, w, lq, PC, HC, PW, HW, PQ, HQ, counter):
+def zo_smd_chunk(smp, sch, cfg, ch, t0, n, counter):
     """Rounds t0+1 .. t0+n (chunk rows 0..n-1); see the module docstring for the steps."""
+    X, Y, Uc, Vc, Us, Vs = smp.X, smp.Y, smp.Uc, smp.Vc, smp.Us, smp.Vs
+    eta_i, eta_w, eta_q, mu1, mu2 = sch.eta_i, sch.eta_w, sch.eta_q, sch.mu1, sch.mu2
+    mode, gdro, loss_id, radius = cfg.mode, cfg.gdro, cfg.loss_id, cfg.radius
+    Wc, w, lq, PC, HC, PW, HW, PQ, HQ = ch.Wc, ch.w, ch.lq, ch.PC, ch.HC, ch.PW, ch.HW, \
+        ch.PQ, ch.HQ
     m, r, d = X.shape[1], X.shape[2], X.shape[3]
     g = np.zeros(d)
     gw = np.zeros(d)
@@ -228,6 +276,8 @@ def run(problem, params: dict, rng: np.random.Generator, monitor, first_order: b
         wb, qb, wc = averages(t)
         return monitor(wb, qb, wstar=wc, t=t)
 
+    cfg = Config(int(mode), gdro, int(problem.loss_id), float(R))
+    chains = Chains(Wc, w, lq, PC, HC, PW, HW, PQ, HQ)
     empty = np.zeros((BLOCK, m, r, d))
     keep = report(0)
     pos = BLOCK
@@ -268,10 +318,10 @@ def run(problem, params: dict, rng: np.random.Generator, monitor, first_order: b
             mu1 = mu_scale * sch["mu1"]
             mu2 = mu_scale * sch["mu2"]
         sl = slice(pos, pos + n)
-        zo_smd_chunk(X[sl], Y[sl], Uc[sl], Vc[sl], Us[sl], Vs[sl], t, n, mode, gdro,
-                     problem.loss_id, eta_scale * sch["eta_i"], eta_scale * sch["eta_w"],
-                     eta_scale * sch["eta_q"], mu1, mu2, R, Wc, w, lq, PC, HC, PW, HW, PQ, HQ,
-                     problem.counter)
+        zo_smd_chunk(Samples(X[sl], Y[sl], Uc[sl], Vc[sl], Us[sl], Vs[sl]),
+                     Schedule(eta_scale * sch["eta_i"], eta_scale * sch["eta_w"],
+                              eta_scale * sch["eta_q"], mu1, mu2),
+                     cfg, chains, t, n, problem.counter)
         pos += n
         t += n
         keep = report(t)
