@@ -31,9 +31,9 @@ import numpy as np  # noqa: E402
 from drocli import registry  # noqa: E402
 from drocli.data import gdro_synthetic  # noqa: E402
 from drocli.monitor import Monitor  # noqa: E402
-from drocli.ops.mirror_prox import VRState, group_rows, single_rows  # noqa: E402
 from drocli.problems import gdro  # noqa: E402
 from drocli.solvers.dro.kernels import group_data, smd_chunk, smd_state  # noqa: E402
+from drocli.solvers.dro.mirror_prox import VRState, group_rows, single_rows  # noqa: E402
 
 M, D, N_PER = 25, 1024, 2000
 

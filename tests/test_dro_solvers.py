@@ -12,7 +12,7 @@ from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.monitor import Monitor
-from drocli.ops.mirror_prox import VRState, group_rows, single_rows, vr_step_reference
+from drocli.solvers.dro.mirror_prox import VRState, group_rows, single_rows, vr_step_reference
 from tests.conftest import plugin
 
 make = plugin("problem", "gdro")
@@ -298,7 +298,7 @@ def test_bad_parameters_raise_drocli_error():
 
 def test_coupled_theory_geometry_steps():
     """eta > 0: gamma_w = 2 D_w^2 eta = R^2 eta and gamma_q = 2 ln(m) eta (spec §1.4)."""
-    from drocli.ops.mirror_prox import effective_steps
+    from drocli.solvers.dro.mirror_prox import effective_steps
 
     p = make(tiny_data(), {"radius": 3.0})
     gw, gq = effective_steps({"gamma_w": 1.0, "gamma_q": 1.0, "eta": 0.01}, p)

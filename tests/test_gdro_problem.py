@@ -11,7 +11,7 @@ from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.losses import linear_loss_grad
-from drocli.ops.mirror_prox import VRState
+from drocli.solvers.dro.mirror_prox import VRState
 from tests.conftest import plugin
 
 make = plugin("problem", "gdro")

@@ -65,7 +65,7 @@ def schedule_factor(schedule: str, s: int) -> float:
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     """ALEG, Algorithm 1 of Yu et al. 2024 (eqs. (14)-(22)); returns the point (W, q)."""
-    from drocli.ops.mirror_prox import effective_steps
+    from drocli.solvers.dro.mirror_prox import effective_steps
 
     gamma_w, gamma_q = effective_steps(params, problem)
     K = params["K"] or max(1, int(round(problem.N / problem.m)))  # K = n_bar
@@ -87,7 +87,7 @@ def run_aleg(problem, rng: np.random.Generator, monitor=None, *, gamma_w: float,
     Without (monitor=None): runs exactly `epochs` epochs, no monitor calls (ALEM stage 1).
     The random draws (one (K, m) block of group rows per epoch) do not depend on the monitor.
     """
-    from drocli.ops.mirror_prox import VRState, group_rows
+    from drocli.solvers.dro.mirror_prox import VRState, group_rows
 
     m = problem.m
     st = VRState(problem)

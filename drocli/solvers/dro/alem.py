@@ -25,10 +25,10 @@ import numpy as np
 from pydantic import Field
 
 from drocli import registry
-from drocli.ops.mirror_prox import effective_steps
 from drocli.problems.mero import group_view
 from drocli.registry import Params, auto
 from drocli.solvers.dro.aleg import run_aleg
+from drocli.solvers.dro.mirror_prox import effective_steps
 from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 

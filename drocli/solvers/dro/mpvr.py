@@ -23,12 +23,12 @@ import numpy as np
 from pydantic import Field
 
 from drocli import registry
-from drocli.ops.mirror_prox import (
+from drocli.registry import Params, auto
+from drocli.solvers.dro.mirror_prox import (
     VRState,
     effective_steps,
     single_rows,
 )
-from drocli.registry import Params, auto
 from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 

@@ -22,10 +22,10 @@ import numpy as np
 from pydantic import Field
 
 from drocli import registry
-from drocli.ops.mirror_prox import effective_steps, group_rows
 from drocli.ops.simplex import uniform_log
 from drocli.registry import Params, auto
 from drocli.solvers.dro.kernels import SMDScratch, SMDState, group_data, smd_chunk
+from drocli.solvers.dro.mirror_prox import effective_steps, group_rows
 from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of checkpoints)

@@ -28,7 +28,6 @@ from pydantic import Field
 
 from drocli import registry
 from drocli.ops.jit import njit
-from drocli.ops.mirror_prox import effective_steps, group_rows
 from drocli.ops.rows import (
     axpy_row,
     log_normalize_probs,
@@ -47,6 +46,7 @@ from drocli.solvers.dro.kernels import (
     smd_chunk,
     smd_state,
 )
+from drocli.solvers.dro.mirror_prox import effective_steps, group_rows
 from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of checkpoints)
