@@ -125,11 +125,14 @@ reference mismatches make the exit code 1.
               show_default=True)
 def plot(results_dir, out, fmt):
     """Render the figures declared in the spec saved in RESULTS_DIR."""
+    from drocli.integrity import read_checked
     from drocli.plotting import plot_figures
-    from drocli.records import read_records
 
     spec = _saved_spec(results_dir)
-    df = read_records(results_dir)
+    df, completeness = read_checked(results_dir)
+    if not completeness.complete:
+        click.echo(f"drocli: {results_dir}: {completeness.note()}; the figures show the "
+                   "finished cells only", err=True)
     paths = plot_figures(df, spec.figures, Path(out or Path(results_dir) / "figures"), fmt=fmt,
                          experiment_title=spec.title or spec.name,
                          context={"spec": spec, "results_dir": Path(results_dir)})
@@ -148,18 +151,25 @@ def plot(results_dir, out, fmt):
 def check(results_dir, reference, rtol, atol):
     """Check the paper's claims (and a reference run) on RESULTS_DIR; exit 1 if any fails."""
     from drocli.claims import evaluate_claims, format_result
-    from drocli.records import read_records
+    from drocli.integrity import read_checked
     from drocli.reference import compare_reference
 
     spec = _saved_spec(results_dir)
-    df = read_records(results_dir)
+    df, completeness = read_checked(results_dir)
+    ref_df = read_checked(reference)[0] if reference is not None else None
     results = evaluate_claims(df, spec.claims, spec.profile)
     ok = True
+    note = completeness.note()
+    if not results:
+        click.echo("no claims in this spec: nothing to judge")
     for r in results:
-        click.echo(format_result(r))
+        click.echo(format_result(r) + (f" [{note}]" if note else ""))
         ok &= r.status != "fails"
+    if note:
+        click.echo(f"drocli: {results_dir}: {note}; re-run `drocli run` to finish the rest",
+                   err=True)
     if reference is not None:
-        mismatches = compare_reference(df, read_records(reference), rtol=rtol, atol=atol,
+        mismatches = compare_reference(df, ref_df, rtol=rtol, atol=atol,
                                        rtol_by_label=spec.reference_rtol)
         for line in mismatches:
             click.echo(f"MISMATCH {line}")

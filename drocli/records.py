@@ -239,8 +239,28 @@ def results_file(results_dir: Path, name: str) -> Path:
 
 
 def read_records(results_dir: Path) -> pd.DataFrame:
+    """records.csv as a frame; a file that is not drocli's tidy CSV is a one-line error."""
     path = results_file(results_dir, "records.csv")
-    df = pd.read_csv(path)
+    fix = "re-run `drocli run` to rebuild it"
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        if size:
+            fh.seek(size - 1)
+            last = fh.read(1)
+    if size == 0:
+        raise DrocliError("records.csv is empty", file=str(path), fix=fix)
+    if b"\0" in head:
+        raise DrocliError("records.csv is a binary file", file=str(path), fix=fix)
+    if last != b"\n":
+        raise DrocliError("records.csv ends in the middle of a line (cut short)",
+                          file=str(path), fix=fix)
+    try:
+        df = pd.read_csv(path)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as e:
+        raise DrocliError(f"records.csv is not readable CSV: {e}", file=str(path),
+                          fix=fix) from None
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise DrocliError(f"records.csv lacks columns {missing}", file=str(path),

@@ -19,6 +19,7 @@ import numpy as np
 from drocli import ownership, records, registry
 from drocli.cells import Cell, expand
 from drocli.errors import DrocliError
+from drocli.integrity import file_digest
 from drocli.monitor import Monitor
 from drocli.spec import Spec, dump_spec
 
@@ -212,6 +213,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
                 "finished": datetime.now(timezone.utc).isoformat(),
                 "spec_sha1": hashlib.sha1(dump_spec(spec).encode()).hexdigest(),
                 "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
+                "records_rows": len(df), "records_sha1": file_digest(rec_path),
                 **records.provenance(), "cells": statuses}
     records.atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=1, default=str))
     return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path)

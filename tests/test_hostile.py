@@ -170,3 +170,61 @@ def test_os_errors_are_exit_2_with_path_and_fix(code_, word, tiny_spec, tmp_path
     monkeypatch.setattr(records, "atomic_write_text", fail)
     code = call("run", tiny_spec, "--profile", "smoke", "--out", tmp_path / "res", "-q")
     one_line_exit_2(code, capsys, str(target), word)
+
+
+def _edit_records(out: Path, how: str) -> None:
+    path = out / "records.csv"
+    text = path.read_text()
+    lines = text.splitlines(keepends=True)
+    if how == "cut_in_half":
+        path.write_text(text[: len(text) // 2])
+    elif how == "duplicated_rows":
+        path.write_text(text + "".join(lines[1:4]))
+    elif how == "non_numeric":
+        head, first = lines[0], lines[1].rstrip("\n").split(",")
+        first[head.rstrip("\n").split(",").index("value")] = "abc"
+        path.write_text(head + ",".join(first) + "\n" + "".join(lines[2:]))
+    elif how == "row_dropped":
+        path.write_text("".join(lines[:-1]))
+    elif how == "binary":
+        path.write_bytes(b"\x00\x01\x02" * 100 + b"\n")
+    elif how == "empty":
+        path.write_text("")
+
+
+@pytest.mark.parametrize("how", ["cut_in_half", "duplicated_rows", "non_numeric",
+                                 "row_dropped", "binary", "empty"])
+def test_check_and_plot_refuse_corrupted_records(how, done_run, capsys):
+    _edit_records(done_run, how)
+    for cmd in ("check", "plot"):
+        one_line_exit_2(call(cmd, done_run), capsys, "records.csv", "fix:")
+
+
+def test_foreign_rows_refused_and_unfinished_cells_reported(done_run, capsys):
+    import json
+
+    man = json.loads((done_run / "manifest.json").read_text())
+    del man["records_rows"], man["records_sha1"]           # as a folder edited by hand
+    cells = man["cells"]
+    first = sorted(cells)[0]
+    cells[first]["status"] = "failed"
+    (done_run / "manifest.json").write_text(json.dumps(man))
+    assert call("check", done_run) in (0, 1)
+    captured = capsys.readouterr()
+    verdicts = [ln for ln in captured.out.splitlines() if ln.strip()]
+    assert verdicts and all(f"incomplete: {len(cells) - 1} of {len(cells)} cells" in ln
+                            for ln in verdicts)
+    del cells[first]
+    (done_run / "manifest.json").write_text(json.dumps(man))
+    one_line_exit_2(call("check", done_run), capsys, "not in the manifest")
+
+
+def test_check_without_claims_says_so(tiny_spec, tmp_path, capsys):
+    spec = tmp_path / "noclaims.yaml"
+    text = tiny_spec.read_text()
+    spec.write_text(text.split("claims:")[0] + "profiles:" + text.split("profiles:")[1])
+    out = tmp_path / "res"
+    assert call("run", spec, "--profile", "smoke", "--out", out, "-q") == 0
+    capsys.readouterr()
+    assert call("check", out) == 0
+    assert "no claims" in capsys.readouterr().out

@@ -1,0 +1,111 @@
+"""records.csv checked against the run's manifest before `plot` or `check` read it.
+
+A results folder's records must be what `drocli run` wrote: the columns and their types,
+one row per (cell, step, metric), only cells the manifest lists, every finished cell
+present, and (for runs that recorded them) the row count and checksum the manifest holds.
+Anything else is refused with exit 2 and the fix (re-run, which rebuilds records.csv from
+the cells). Cells that did not finish make the folder *incomplete*: verdicts say so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from drocli.errors import DrocliError
+
+NUMERIC = ("step", "oracle_calls", "time_s", "value")
+FINISHED = ("done", "diverged", "timeout")
+FIX = "re-run `drocli run SPEC --out RESULTS_DIR` (it rebuilds records.csv from the cells)"
+
+
+@dataclass(frozen=True)
+class Completeness:
+    finished: int
+    total: int
+
+    @property
+    def complete(self) -> bool:
+        return self.finished >= self.total
+
+    def note(self) -> str:
+        return "" if self.complete else f"incomplete: {self.finished} of {self.total} cells"
+
+
+def file_digest(path: Path) -> str:
+    h = hashlib.sha1()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def manifest(results_dir: Path) -> dict:
+    path = Path(results_dir) / "manifest.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        raise DrocliError("manifest.json is not readable JSON", file=str(path), fix=FIX) \
+            from None
+    if not isinstance(data, dict):
+        raise DrocliError("manifest.json is not a mapping", file=str(path), fix=FIX)
+    return data
+
+
+def validate(results_dir: Path, df: pd.DataFrame) -> Completeness:
+    """Refuse corrupted records (DrocliError); return how many cells are finished."""
+    path = Path(results_dir) / "records.csv"
+    where = str(path)
+    man = manifest(results_dir)
+    if man.get("records_rows") is not None and man["records_rows"] != len(df):
+        raise DrocliError(f"records.csv has {len(df)} rows, the manifest says "
+                          f"{man['records_rows']} (truncated or edited)", file=where, fix=FIX)
+    if man.get("records_sha1") and man["records_sha1"] != file_digest(path):
+        raise DrocliError("records.csv differs from what the run wrote (checksum in the "
+                          "manifest)", file=where, fix=FIX)
+    for col in NUMERIC:
+        raw = df[col]
+        num = pd.to_numeric(raw, errors="coerce")
+        bad = num.isna() & raw.notna()
+        if bad.any():
+            i = int(bad.to_numpy().nonzero()[0][0])
+            raise DrocliError(f"column {col!r} holds a non-number {raw.iloc[i]!r} (data row "
+                              f"{i + 1})", file=where, fix=FIX)
+        if col != "value" and num.isna().any():
+            i = int(num.isna().to_numpy().nonzero()[0][0])
+            raise DrocliError(f"column {col!r} is empty in data row {i + 1} (a cut line?)",
+                              file=where, fix=FIX)
+    dup = df.duplicated(["cell", "step", "metric"], keep="first")
+    if dup.any():
+        i = int(dup.to_numpy().nonzero()[0][0])
+        raise DrocliError(f"{int(dup.sum())} duplicated rows (cell, step, metric), the first "
+                          f"at data row {i + 1}", file=where, fix=FIX)
+    cells = man.get("cells")
+    if not isinstance(cells, dict) or not cells:
+        return Completeness(int(df["cell"].nunique()), int(df["cell"].nunique()))
+    have = set(df["cell"].astype(str))
+    foreign = sorted(have - set(cells))
+    if foreign:
+        raise DrocliError(f"{len(foreign)} cell(s) in records.csv are not in the manifest "
+                          f"(e.g. {foreign[0]})", file=where, fix=FIX)
+    finished = [c for c, st in cells.items()
+                if isinstance(st, dict) and st.get("status") in FINISHED]
+    missing = [c for c in finished if c not in have]
+    if missing:
+        raise DrocliError(f"{len(missing)} finished cell(s) have no rows in records.csv "
+                          f"(e.g. {missing[0]})", file=where, fix=FIX)
+    return Completeness(len(finished), len(cells))
+
+
+def read_checked(results_dir: Path) -> tuple[pd.DataFrame, Completeness]:
+    """records.csv, validated against the manifest, and how complete it is."""
+    from drocli.records import read_records
+
+    df = read_records(results_dir)
+    return df, validate(results_dir, df)
