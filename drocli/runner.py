@@ -101,7 +101,11 @@ def _run_and_write(cell: Cell, out: str, blas_threads: int) -> dict:
 
 
 def preflight(cells) -> None:
-    """Fail before anything is written when a data source's files are missing."""
+    """Fail before anything is written when a data source's files are missing or malformed:
+    each distinct file-backed data set (a source with a `preflight` or `files=True`) is
+    loaded once here and checked (`drocli.data.checks`)."""
+    from drocli.data.checks import check_grouped
+
     seen = set()
     for c in cells:
         key = (c.data_name, json.dumps(c.data_params, sort_keys=True, default=str))
@@ -111,6 +115,8 @@ def preflight(cells) -> None:
         entry = registry.get("data", c.data_name)
         if entry.preflight is not None:
             entry.preflight(dict(c.data_params))
+        if entry.preflight is not None or entry.extra.get("files"):
+            check_grouped(load_data(c.data_name, c.data_params, c.data_seed))
 
 
 @dataclass

@@ -228,3 +228,100 @@ def test_check_without_claims_says_so(tiny_spec, tmp_path, capsys):
     capsys.readouterr()
     assert call("check", out) == 0
     assert "no claims" in capsys.readouterr().out
+
+
+# --- data files: checked once, in the parent, before anything is written ---------------------
+
+def _npz(tmp_path, **overrides):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    arrays = {"X_train": rng.standard_normal((30, 4)),
+              "y_train": np.where(rng.random(30) < 0.5, -1.0, 1.0),
+              "g_train": np.repeat([0, 1, 2], 10)}
+    arrays.update(overrides)
+    path = tmp_path / "data.npz"
+    np.savez(path, **{k: v for k, v in arrays.items() if v is not None})
+    return path
+
+
+def _nan_x():
+    import numpy as np
+
+    X = np.ones((30, 4))
+    X[3, 2] = np.nan
+    return X
+
+
+NPZ_CASES = {
+    "missing_array": ({"g_train": None}, "g_train"),
+    "wrong_shape": ({"y_train": "short"}, "y_train"),
+    "object_array": ({"X_train": "object"}, "data.npz"),
+    "nan_features": ({"X_train": "nan"}, "X_train"),
+    "inf_labels": ({"y_train": "inf"}, "y_train"),
+    "zero_rows": ({"X_train": "empty"}, "X_train"),
+    "huge_group_index": ({"g_train": "huge"}, "g_train"),
+    "group_skipped": ({"g_train": "skip"}, "g_train"),
+}
+
+
+@pytest.mark.parametrize("case", list(NPZ_CASES))
+def test_malformed_npz_refused_before_writing(case, tiny_spec, tmp_path, capsys):
+    import numpy as np
+
+    change, word = NPZ_CASES[case]
+    (name, how), = change.items()
+    value = {None: None, "short": np.ones(7), "object": np.array([{"a": 1}] * 30, dtype=object),
+             "nan": _nan_x(), "inf": np.r_[np.full(29, 1.0), np.inf],
+             "empty": np.zeros((0, 4)), "huge": np.r_[np.zeros(29), 1e12],
+             "skip": np.repeat([0, 2, 3], 10)}[how]
+    path = _npz(tmp_path, **{name: value})
+    spec = tmp_path / "npz.yaml"
+    spec.write_text(tiny_spec.read_text().replace(
+        "name: gdro_synthetic\n  params: {groups: 3, dim: 6, n_train: 40, n_test: 40, "
+        "label_noise: 0.1}", f"name: npz\n  params: {{path: {path}}}"))
+    assert "name: npz" in spec.read_text()
+    out = tmp_path / "res"
+    one_line_exit_2(call("run", spec, "--profile", "smoke", "--out", out, "-q"), capsys,
+                    str(path), word, "fix:")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("content", ["1 1:nan 2:0.5\n-1 1:0.2 2:0.1\n", ""])
+def test_malformed_libsvm_refused(content, tmp_path, capsys):
+    folder = tmp_path / "libsvm"
+    folder.mkdir()
+    (folder / "bad").write_text(content)
+    spec = Path(__file__).resolve().parents[1] / "experiments" / "as_lsvrg_fig6.yaml"
+    out = tmp_path / "res"
+    code = call("run", spec, "--profile", "smoke", "--out", out, "-q",
+                "--set", "data.name=libsvm",
+                "--set", f"data.params={{name: bad, path: {folder}, n_features: 2}}")
+    one_line_exit_2(code, capsys, "bad")
+    assert not out.exists()
+
+
+def test_truncated_idx_and_gzip_bomb_refused(tmp_path, capsys):
+    import gzip
+
+    from drocli.data import idx
+
+    root = Path(__file__).resolve().parents[1] / "experiments"
+    mnist = tmp_path / "mnist"
+    mnist.mkdir()
+    for name in idx.IMAGE_NAMES:
+        (mnist / name).write_bytes(idx.idx_header((10, 28, 28)) + bytes(100))   # truncated
+    out = tmp_path / "res"
+    code = call("run", root / "omd_tch_fl_mnist.yaml", "--profile", "smoke", "--out", out,
+                "-q", "--set", "data.name=mnist", "--set", f"data.params={{path: {mnist}}}")
+    one_line_exit_2(code, capsys, "truncated IDX")
+    assert not out.exists()
+    cifar = tmp_path / "cifar"
+    cifar.mkdir()
+    bomb = gzip.compress(bytes(300 << 20), compresslevel=1)     # 300 MiB of zeros, ~300 KB
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        (cifar / name).write_bytes(bomb)
+    code = call("run", root / "omd_tch_fl_cifar10.yaml", "--profile", "smoke", "--out", out,
+                "-q", "--set", "data.name=cifar10", "--set", f"data.params={{path: {cifar}}}")
+    one_line_exit_2(code, capsys, "MiB")
+    assert not out.exists()

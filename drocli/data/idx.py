@@ -11,6 +11,7 @@ labels), validated and cached, for the mnist and fashion_mnist sources.
 from __future__ import annotations
 
 import gzip
+import io
 import math
 import struct
 import zlib
@@ -28,20 +29,32 @@ IMAGE_FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
 IMAGE_NAMES = tuple(n for pair in IMAGE_FILES.values() for n in pair)
 
 
-def read_bytes(path: Path | str) -> bytes:
-    """The file's bytes, gunzipped when it starts with the gzip magic; DrocliError if corrupt."""
+MAX_BYTES = 256 << 20     # the largest file of the papers' sets (CIFAR-100 train) is 150 MiB
+
+
+def read_bytes(path: Path | str, limit: int = MAX_BYTES) -> bytes:
+    """The file's bytes, gunzipped when it starts with the gzip magic; DrocliError if corrupt,
+    or if the file (decompressed) exceeds `limit` bytes: a gzip bomb is stopped after `limit`
+    bytes, not expanded."""
     path = Path(path)
+    too_big = (f"larger than {limit >> 20} MiB (decompressed): not a file of this data set",
+               "download the file again from the data set's address")
     try:
+        if path.stat().st_size > limit:
+            raise DrocliError(too_big[0], file=str(path), fix=too_big[1])
         raw = path.read_bytes()
     except OSError as exc:
         raise DrocliError(f"cannot read {path}: {exc.strerror or exc}", file=str(path),
                           fix="check the file's permissions") from exc
     if raw[:2] == b"\x1f\x8b":
         try:
-            raw = gzip.decompress(raw)
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+                raw = gz.read(limit + 1)
         except (OSError, EOFError, zlib.error) as exc:
             raise DrocliError(f"corrupt or truncated gzip file: {exc}", file=str(path),
                               fix=FIX) from exc
+        if len(raw) > limit:
+            raise DrocliError(too_big[0], file=str(path), fix=too_big[1])
     return raw
 
 

@@ -31,9 +31,26 @@ def _check(X, y, g, split, path):
         if arr.ndim != 1 or arr.shape[0] != n:
             raise DrocliError(f"{name} must be 1-D with {n} entries, got shape {arr.shape}",
                               file=path, key=name, fix=f"one entry per row of X_{split}")
+    for name, arr in ((f"X_{split}", X), (f"y_{split}", y), (f"g_{split}", g)):
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            raise DrocliError(f"{name} holds {int((~np.isfinite(arr)).sum())} NaN or infinite "
+                              "value(s)", file=path, key=name, fix="drop or impute them")
     if n and (np.any(g < 0) or np.any(g != np.round(g))):
         raise DrocliError(f"g_{split} must hold group indices 0..m-1", file=path,
                           key=f"g_{split}", fix="number the groups 0..m-1")
+
+
+def _array(z, name: str, path: str, dtype=None):
+    """One array of the file; object arrays (pickles) are refused."""
+    try:
+        arr = z[name]
+    except ValueError as exc:
+        raise DrocliError(f"array {name} cannot be read without unpickling ({exc})",
+                          file=path, key=name, fix="store plain numeric arrays") from None
+    if arr.dtype.kind not in "biuf":
+        raise DrocliError(f"array {name} has dtype {arr.dtype}, not numbers", file=path,
+                          key=name, fix="store plain numeric arrays")
+    return np.ascontiguousarray(arr, dtype=dtype) if dtype is not None else arr
 
 
 class NPZParams(Params):
@@ -51,7 +68,7 @@ def memory(params: dict) -> int:
         return 0
 
 
-@registry.data("npz", params=NPZParams, memory=memory,
+@registry.data("npz", params=NPZParams, memory=memory, files=True,
                description="grouped data from a .npz file (X_train, y_train, g_train "
                            "[, X_test, y_test, g_test])")
 def load(params: dict, seed: int) -> GroupedData:
@@ -84,20 +101,20 @@ def load(params: dict, seed: int) -> GroupedData:
             raise DrocliError(f"incomplete test split in {path}: missing {', '.join(lack)}",
                               file=path, key=lack[0],
                               fix="save all of X_test, y_test, g_test, or none of them")
-        X = np.ascontiguousarray(z["X_train"], dtype=np.float32)
-        y = np.asarray(z["y_train"], dtype=np.float64)
-        g = np.asarray(z["g_train"])
+        X = _array(z, "X_train", path, np.float32)
+        y = _array(z, "y_train", path, np.float64)
+        g = _array(z, "g_train", path)
         _check(X, y, g, "train", path)
         Xt = yt = gt = None
         if have_test:
-            Xt = np.ascontiguousarray(z["X_test"], dtype=np.float32)
-            yt = np.asarray(z["y_test"], dtype=np.float64)
-            gt = np.asarray(z["g_test"])
+            Xt = _array(z, "X_test", path, np.float32)
+            yt = _array(z, "y_test", path, np.float64)
+            gt = _array(z, "g_test", path)
             _check(Xt, yt, gt, "test", path)
             if Xt.shape[1] != X.shape[1]:
                 raise DrocliError(f"X_test has {Xt.shape[1]} features, X_train {X.shape[1]}",
                                   file=path, key="X_test", fix="use the same features")
-        n_classes = int(z["n_classes"]) if "n_classes" in names else None
+        n_classes = int(_array(z, "n_classes", path)) if "n_classes" in names else None
     g = g.astype(np.int64)
     gt = gt.astype(np.int64) if gt is not None else None
     if n_classes is None and not np.all(np.isin(y, (-1.0, 1.0))):
