@@ -94,7 +94,20 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
     return rows, status, artifacts
 
 
+def _leave_sigint_to_parent() -> None:
+    """In a worker process, ignore Ctrl-C: the parent stops the run and its workers, and a
+    worker's own KeyboardInterrupt would print a stray `Process LokyProcess-1:` block."""
+    parent = os.environ.get("DROCLI_PARENT_PID")
+    if parent and int(parent) != os.getpid():
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _run_and_write(cell: Cell, out: str, blas_threads: int) -> dict:
+    _leave_sigint_to_parent()
     rows, status, artifacts = run_cell(cell, blas_threads)
     records.write_cell(Path(out), cell.id, rows, status, artifacts)
     return status
@@ -191,6 +204,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     failed: list[dict] = []
     if pending:
         bar = _progress(len(pending), quiet)
+        os.environ["DROCLI_PARENT_PID"] = str(os.getpid())    # workers inherit it
         jobs = (joblib.delayed(_run_and_write)(c, str(out), spec.blas_threads) for c in pending)
         with _backend(backend, n_jobs, scheduler):
             par = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
