@@ -29,9 +29,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from drocli import registry  # noqa: E402
-from drocli.data import gdro_synthetic  # noqa: E402
 from drocli.monitor import Monitor  # noqa: E402
-from drocli.problems import gdro  # noqa: E402
 from drocli.solvers.dro.kernels import group_data, smd_chunk, smd_state  # noqa: E402
 from drocli.solvers.dro.mirror_prox import VRState, group_rows, single_rows  # noqa: E402
 
@@ -125,10 +123,23 @@ def kernel_rates(problem, rng):
     return out
 
 
+def load_data(params: dict):
+    """gdro_synthetic data through the registry (params resolved over the defaults)."""
+    entry = registry.get("data", "gdro_synthetic")
+    return entry.func(registry.resolve_params(entry, params), 0)
+
+
+def make_problem(data):
+    """The GDRO problem (logistic loss, radius 10) through the registry."""
+    entry = registry.get("problem", "gdro")
+    return entry.func(data, registry.resolve_params(entry, {"loss": "logistic",
+                                                            "radius": 10.0}))
+
+
 def solver_rates(data, budget_mult=10):
     out = {}
     for name in ("smd", "mpvr", "aleg", "al_svre"):
-        problem = gdro.make(data, {"loss": "logistic", "radius": 10.0})
+        problem = make_problem(data)
         entry = registry.get("solver", name)
         params = registry.resolve_params(entry, {})
         mon = Monitor(problem, budget=budget_mult * problem.N, checkpoints=10)
@@ -139,13 +150,13 @@ def solver_rates(data, budget_mult=10):
 
 def main():
     t0 = time.perf_counter()
-    data = gdro_synthetic.load({"groups": M, "dim": D, "n_train": N_PER, "n_test": 10,
-                                "label_noise": 0.1}, 0)
-    problem = gdro.make(data, {"loss": "logistic", "radius": 10.0})
+    data = load_data({"groups": M, "dim": D, "n_train": N_PER, "n_test": 10,
+                      "label_noise": 0.1})
+    problem = make_problem(data)
     rng = np.random.default_rng(0)
     kr = kernel_rates(problem, rng)
     # warm-up compile of the solver paths, then the timed runs
-    small = gdro_synthetic.load({"groups": 3, "dim": 8, "n_train": 20, "n_test": 0}, 0)
+    small = load_data({"groups": 3, "dim": 8, "n_train": 20, "n_test": 1})
     solver_rates(small, 2)
     sr = solver_rates(data)
     ref = kr["reference (dot+sigmoid+axpy)"][0]
