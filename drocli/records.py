@@ -38,21 +38,25 @@ def _file_mode() -> int:
 FILE_MODE = _file_mode()
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and rename: never a half-written file.
-    The file gets the user's umask, so a shared results folder stays readable."""
+def atomic_write(path: Path, write, mode: str = "wb") -> None:
+    """`write(fh)` into a temp file in the same folder, then rename: never a half-written
+    file. The file gets the user's umask, so a shared results folder stays readable."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, mode) as fh:
+            write(fh)
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write(path, lambda fh: fh.write(text), "w")
 
 
 def cell_paths(out: Path, cell_id: str) -> tuple[Path, Path]:
@@ -78,17 +82,7 @@ def write_cell(out: Path, cell_id: str, rows: list[tuple], status: dict,
 def _atomic_write_npz(path: Path, arrays: dict) -> None:
     import numpy as np
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **{k: np.asarray(v) for k, v in arrays.items()})
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, lambda fh: np.savez(fh, **{k: np.asarray(v) for k, v in arrays.items()}))
 
 
 def read_cell_artifacts(out: Path, cell_id: str) -> dict:
@@ -134,20 +128,16 @@ def merge_artifacts(out: Path, cells) -> Path | None:
             path.unlink()
         return None
     arrays = {"index": np.array(index, dtype=str), **blobs}
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
+
+    def write(fh):
+        with zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
             for key in sorted(arrays):
                 info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
                 info.compress_type = zipfile.ZIP_DEFLATED
                 with zf.open(info, "w") as f:
                     np.lib.format.write_array(f, arrays[key], allow_pickle=False)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    atomic_write(path, write)
     return path
 
 
