@@ -17,6 +17,14 @@ class DrocliError(Exception):
             text += f" (fix: {fix})"
         super().__init__(text)
 
+    def __reduce__(self):
+        """Picklable (errors raised on dask workers travel back to the client)."""
+        return (_rebuild, (self.detail, self.file, self.key, self.fix))
+
+
+def _rebuild(message, file, key, fix) -> DrocliError:
+    return DrocliError(message, file=file, key=key, fix=fix)
+
 
 def did_you_mean(name: str, choices) -> str:
     """A short hint naming the closest known names, or all of them when few."""

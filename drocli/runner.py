@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
+import socket
 import sys
 import time
 import traceback
@@ -90,7 +90,8 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
         except Exception as e:  # a failing cell must not stop the others
             status = {"status": "failed", "error": f"{type(e).__name__}: {e}",
                       "traceback": traceback.format_exc()}
-    status.update(cell=cell.id, label=cell.label, seed=cell.seed, wall_s=time.time() - t0)
+    status.update(cell=cell.id, label=cell.label, seed=cell.seed, wall_s=time.time() - t0,
+                  host=socket.gethostname(), pid=os.getpid())
     return rows, status, artifacts
 
 
@@ -106,11 +107,13 @@ def _leave_sigint_to_parent() -> None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_and_write(cell: Cell, out: str, blas_threads: int) -> dict:
+def _run_remote(cell: Cell, blas_threads: int) -> tuple[str, list, dict, dict]:
+    """A cell on a worker: (cell id, rows, status, artifacts), returned to the client, which
+    writes them. Workers need no access to the results folder (clusters without a shared
+    file system)."""
     _leave_sigint_to_parent()
     rows, status, artifacts = run_cell(cell, blas_threads)
-    records.write_cell(Path(out), cell.id, rows, status, artifacts)
-    return status
+    return cell.id, rows, status, artifacts
 
 
 def preflight(cells) -> None:
@@ -142,34 +145,48 @@ class RunSummary:
     records_path: Path | None
 
 
-@contextlib.contextmanager
-def _backend(backend: str, n_jobs: int, scheduler: str | None):
+def _dask_client(n_jobs: int, scheduler: str | None):
+    """(client, cluster or None): the scheduler at `scheduler` / DROCLI_DASK_SCHEDULER, or a
+    LocalCluster of `n_jobs` single-thread worker processes."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise DrocliError("the dask backend needs dask.distributed", key="--backend",
+                          fix="pip install 'drocli[dask]'") from None
+    address = scheduler or os.environ.get("DROCLI_DASK_SCHEDULER")
+    if address:
+        wait = float(os.environ.get("DROCLI_DASK_TIMEOUT", "10"))
+        try:
+            return Client(address, timeout=wait), None
+        except (OSError, TimeoutError, ValueError) as e:
+            raise DrocliError(f"cannot reach the dask scheduler at {address} within "
+                              f"{wait:g} s ({type(e).__name__})",
+                              key="--scheduler", fix="start it (`dask scheduler`), check the "
+                              "address, or raise DROCLI_DASK_TIMEOUT") from None
+    cluster = LocalCluster(n_workers=max(1, n_jobs), threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    return Client(cluster), cluster
+
+
+def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None):
+    """(cell id, rows, status, artifacts) of every pending cell, as they finish.
+
+    joblib (loky, threading) runs the cells in local workers; with a dask `client` one task
+    per cell goes to the cluster (whatever its size) and the results come back here."""
+    if client is not None:
+        from dask.distributed import as_completed
+
+        futures = [client.submit(_run_remote, c, blas_threads, pure=False,
+                                 key=f"drocli-{c.id}-{os.getpid()}") for c in pending]
+        for fut in as_completed(futures):
+            yield fut.result()
+            fut.release()
+        return
     import joblib
 
-    if backend == "dask":
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError:
-            raise DrocliError("the dask backend needs dask.distributed", key="--backend",
-                              fix="pip install 'drocli[dask]'") from None
-        address = scheduler or os.environ.get("DROCLI_DASK_SCHEDULER")
-        if address:
-            client = Client(address)
-            cluster = None
-        else:
-            cluster = LocalCluster(n_workers=max(1, n_jobs), threads_per_worker=1,
-                                   processes=True, dashboard_address=None)
-            client = Client(cluster)
-        try:
-            with joblib.parallel_config(backend="dask"):
-                yield
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    else:
-        with joblib.parallel_config(backend=backend):
-            yield
+    jobs = (joblib.delayed(_run_remote)(c, blas_threads) for c in pending)
+    with joblib.parallel_config(backend=backend):
+        yield from joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
 
 
 def _progress(total: int, quiet: bool):
@@ -180,12 +197,36 @@ def _progress(total: int, quiet: bool):
     return tqdm(total=total, unit="cell", desc="drocli run", file=sys.stderr, dynamic_ncols=True)
 
 
+def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, client,
+                 quiet: bool, log) -> list[dict]:
+    """Run the pending cells and write each one as it comes back; the failed statuses."""
+    failed: list[dict] = []
+    if not pending:
+        return failed
+    bar = _progress(len(pending), quiet)
+    os.environ["DROCLI_PARENT_PID"] = str(os.getpid())    # local workers inherit it
+    for cell_id, rows, st, artifacts in _results(pending, spec.blas_threads, n_jobs, backend,
+                                                 client):
+        records.write_cell(out, cell_id, rows, st, artifacts)
+        if st.get("status") == "failed":
+            failed.append(st)
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix_str(f"{st.get('label')} seed {st.get('seed')}: {st.get('status')}")
+        elif not quiet:
+            log(f"  {st.get('label'):>12} seed {st.get('seed')}: {st.get('status')} "
+                f"in {st.get('wall_s', 0):.1f}s")
+    if bar is not None:
+        bar.close()
+    return failed
+
+
 def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         scheduler: str | None = None, force: bool = False, quiet: bool = False,
         log=print) -> RunSummary:
-    """Run every unfinished cell of `spec` into `out`, then merge records.csv."""
-    import joblib
-
+    """Run every unfinished cell of `spec` into `out`, then merge records.csv. Workers
+    return each cell's rows, status and artifacts; this process writes them (atomically,
+    cell by cell, so an interrupted run resumes)."""
     out = Path(out)
     cells = expand(spec)
     if not cells:
@@ -196,30 +237,25 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         raise DrocliError("two cells have identical settings", key="solvers",
                           fix="remove the duplicated solver entry or seed")
     pending = [c for c in cells if force or not records.is_finished(out, c.id)]
-    preflight(pending)
-    started = datetime.now(timezone.utc).isoformat()
-    ownership.claim(out, spec.name)
-    log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
-        f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
-    failed: list[dict] = []
-    if pending:
-        bar = _progress(len(pending), quiet)
-        os.environ["DROCLI_PARENT_PID"] = str(os.getpid())    # workers inherit it
-        jobs = (joblib.delayed(_run_and_write)(c, str(out), spec.blas_threads) for c in pending)
-        with _backend(backend, n_jobs, scheduler):
-            par = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-            for st in par(jobs):
-                if st.get("status") == "failed":
-                    failed.append(st)
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix_str(f"{st.get('label')} seed {st.get('seed')}: "
-                                        f"{st.get('status')}")
-                elif not quiet:
-                    log(f"  {st.get('label'):>12} seed {st.get('seed')}: {st.get('status')} "
-                        f"in {st.get('wall_s', 0):.1f}s")
-        if bar is not None:
-            bar.close()
+    remote = backend == "dask" and bool(scheduler or os.environ.get("DROCLI_DASK_SCHEDULER"))
+    if not remote:
+        preflight(pending)
+    client = cluster = None
+    if pending and backend == "dask":
+        client, cluster = _dask_client(n_jobs, scheduler)
+    try:
+        if remote and pending:       # file-backed data live on the workers: check them there
+            client.submit(preflight, pending, pure=False).result()
+        started = datetime.now(timezone.utc).isoformat()
+        ownership.claim(out, spec.name)
+        log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
+            f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
+        failed = _run_pending(pending, out, spec, n_jobs, backend, client, quiet, log)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
     df = records.merge(out, cells)
     rec_path = records.write_records(out, df)
     records.merge_artifacts(out, cells)
