@@ -116,6 +116,18 @@ def _run_remote(cell: Cell, blas_threads: int) -> tuple[str, list, dict, dict]:
     return cell.id, rows, status, artifacts
 
 
+def fetch_command(entry, params: dict) -> str | None:
+    """The `drocli data fetch` command that brings a source's missing files, if it has one."""
+    downloads = entry.extra.get("downloads")
+    if downloads is None:
+        return None
+    args = entry.extra.get("fetch_args")
+    extra = "".join(" " + a for a in args(params)) if args else ""
+    path = params.get("path")
+    to = f" --to {path}" if path else ""
+    return f"drocli data fetch {entry.name}{extra}{to}"
+
+
 def preflight(cells) -> None:
     """Fail before anything is written when a data source's files are missing or malformed:
     each distinct file-backed data set (a source with a `preflight` or `files=True`) is
@@ -130,7 +142,14 @@ def preflight(cells) -> None:
         seen.add(key)
         entry = registry.get("data", c.data_name)
         if entry.preflight is not None:
-            entry.preflight(dict(c.data_params))
+            try:
+                entry.preflight(dict(c.data_params))
+            except DrocliError as e:
+                cmd = fetch_command(entry, c.data_params)
+                if cmd is None:
+                    raise
+                raise DrocliError(e.detail, file=e.file, key=e.key,
+                                  fix=f"{e.fix}; or download them: `{cmd}`") from None
         if entry.preflight is not None or entry.extra.get("files"):
             check_grouped(load_data(c.data_name, c.data_params, c.data_seed))
 

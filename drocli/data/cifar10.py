@@ -23,6 +23,7 @@ from drocli import registry
 from drocli.data.base import GroupedData, PixelSourceParams, pixel_memory
 from drocli.data.cache import cached_arrays, find_files, pixel_data, resolve
 from drocli.data.cifar_pickle import read_cifar_pickle
+from drocli.fetch import Downloads, Remote
 
 NAME = "cifar10"
 N_CLASSES = 10
@@ -56,9 +57,16 @@ class CIFAR10Params(PixelSourceParams):
 memory = pixel_memory(3072, 60000)
 
 
+# Krizhevsky's release and its MD5 (https://www.cs.toronto.edu/~kriz/cifar.html)
+DOWNLOADS = Downloads(
+    base="https://www.cs.toronto.edu/~kriz/",
+    homepage="https://www.cs.toronto.edu/~kriz/cifar.html",
+    files=(Remote(ARCHIVE, md5="c58f30108f718f92721af3b95e74349a", extract=FILES),))
+
 @registry.data(
     NAME,
     preflight=locate,
+    downloads=DOWNLOADS,
     params=CIFAR10Params,
     memory=memory,
     description="CIFAR-10 python pickles (data_batch_1..5, test_batch), pixel/255, labels "

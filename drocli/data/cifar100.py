@@ -35,6 +35,7 @@ from drocli.data.cache import (
     resolve,
 )
 from drocli.data.cifar_pickle import read_cifar_pickle
+from drocli.fetch import Downloads, Remote
 
 NAME = "cifar100"
 N_CLASSES = 100
@@ -94,9 +95,16 @@ def memory(params: dict) -> int:
     return image_memory(N_CLASSES, 3072, params)
 
 
+# Krizhevsky's release and its MD5 (https://www.cs.toronto.edu/~kriz/cifar.html)
+DOWNLOADS = Downloads(
+    base="https://www.cs.toronto.edu/~kriz/",
+    homepage="https://www.cs.toronto.edu/~kriz/cifar.html",
+    files=(Remote(ARCHIVE, md5="eb9058c3a382ffc7106e4002c42a8d85", extract=FILES),))
+
 @registry.data(
     NAME,
     preflight=locate,
+    downloads=DOWNLOADS,
     params=CIFAR100Params,
     memory=memory,
     description="CIFAR-100 python pickles (train, test), 100 groups = fine classes (500/100 "

@@ -24,6 +24,7 @@ from drocli import registry
 from drocli.data.base import ClassImageParams, GroupedData, image_memory
 from drocli.data.cache import affine_features, find_files, per_class_subsample
 from drocli.data.idx import IMAGE_NAMES, read_image_splits
+from drocli.fetch import Downloads, Remote
 
 NAME = "fashion_mnist"
 N_CLASSES = 10
@@ -61,9 +62,19 @@ def memory(params: dict) -> int:
     return image_memory(N_CLASSES, 784, params)
 
 
+# Zalando Research's address and the published MD5s (github.com/zalandoresearch/fashion-mnist)
+DOWNLOADS = Downloads(
+    base="http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
+    homepage="https://github.com/zalandoresearch/fashion-mnist",
+    files=(Remote("train-images-idx3-ubyte.gz", md5="8d4fb7e6c68d591d4c3dfef9ec88bf0d"),
+           Remote("train-labels-idx1-ubyte.gz", md5="25c81989df183df01b3e8a0aad5dffbe"),
+           Remote("t10k-images-idx3-ubyte.gz", md5="bef4ecab320f06d8554ea6380940ec79"),
+           Remote("t10k-labels-idx1-ubyte.gz", md5="bb300cfdad3c16e7a12a480ee83cd310")))
+
 @registry.data(
     NAME,
     preflight=locate,
+    downloads=DOWNLOADS,
     params=FashionMNISTParams,
     memory=memory,
     description="Fashion-MNIST IDX files, 10 groups = classes (6000/1000 per class), softmax "

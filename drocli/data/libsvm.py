@@ -29,6 +29,7 @@ from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.cache import cached_arrays, find_files, resolve
 from drocli.errors import DrocliError
+from drocli.fetch import Downloads, Remote
 from drocli.registry import Params, auto
 
 NAME = "libsvm"
@@ -133,9 +134,28 @@ def _info(file, X: np.ndarray, y: np.ndarray) -> dict:
             "nnz_per_row": float(np.count_nonzero(X) / max(n, 1))}
 
 
+# The LIBSVM binary data sets of papers 002 and 004 (no checksums are published: the first
+# download's size and SHA-256 are recorded and later downloads compared with them)
+DOWNLOADS = Downloads(
+    base="https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/",
+    homepage="https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary.html",
+    folder=NAME,
+    files=tuple(Remote(n) for n in ("a1a", "a1a.t", "a8a", "a8a.t", "w1a", "w1a.t", "w8a",
+                                    "w8a.t")))
+
+def _fetch_args(params: dict) -> list[str]:
+    """`--file` options of the fetch command for this spec's files."""
+    names = [_name(params)]
+    if "test_name" in params:
+        names.append(str(params.get("test_name") or "") or names[0] + ".t")
+    return [f"--file {n}" for n in names]
+
+
 @registry.data(
     NAME,
     preflight=locate,
+    downloads=DOWNLOADS,
+    fetch_args=_fetch_args,
     params=LIBSVMParams,
     memory=_size_memory,
     description="a binary LIBSVM-format file (e.g. w8a) from path or $DROCLI_DATA/libsvm/, "
@@ -159,6 +179,8 @@ def locate_pair(params: dict):
 @registry.data(
     "libsvm_pair",
     preflight=locate_pair,
+    downloads=DOWNLOADS,
+    fetch_args=_fetch_args,
     params=LIBSVMPairParams,
     memory=lambda params: 2 * _size_memory(params),
     description="a LIBSVM train/test pair (a1a + a1a.t, w8a + w8a.t, ...) from path or "

@@ -20,6 +20,7 @@ from drocli import registry
 from drocli.data.base import GroupedData, PixelSourceParams, pixel_memory
 from drocli.data.cache import find_files, pixel_data
 from drocli.data.idx import IMAGE_NAMES, read_image_splits
+from drocli.fetch import Downloads, Remote
 
 NAME = "mnist"
 N_CLASSES = 10
@@ -40,9 +41,20 @@ class MNISTParams(PixelSourceParams):
 memory = pixel_memory(784, 70000)
 
 
+# torchvision's mirror of the LeCun files (the original host is often down) and the MD5s
+# torchvision checks them against
+DOWNLOADS = Downloads(
+    base="https://ossci-datasets.s3.amazonaws.com/mnist/",
+    homepage="http://yann.lecun.com/exdb/mnist/",
+    files=(Remote("train-images-idx3-ubyte.gz", md5="f68b3c2dcbeaaa9fbdd348bbdeb94873"),
+           Remote("train-labels-idx1-ubyte.gz", md5="d53e105ee54ea40749a09fcbcd1e9432"),
+           Remote("t10k-images-idx3-ubyte.gz", md5="9fb629c4189551a2d022fa330f9573f3"),
+           Remote("t10k-labels-idx1-ubyte.gz", md5="ec29112dd5afa0611ce80d1b7f02629c")))
+
 @registry.data(
     NAME,
     preflight=locate,
+    downloads=DOWNLOADS,
     params=MNISTParams,
     memory=memory,
     description="MNIST IDX files (60000/10000, 28x28), pixel/255, labels 0..9, one group "

@@ -1,0 +1,219 @@
+"""Downloading the papers' data sets into the data folder (`drocli data fetch NAME`).
+
+A file-backed data source declares its files with `downloads=Downloads(...)` in its
+registration: the canonical public address written in the loader, the file names, and the
+checksum the data set's publisher gives (MD5 for MNIST, Fashion-MNIST and the CIFAR
+archives, as torchvision checks them). Files without a published checksum (the LIBSVM sets)
+are trusted on first download: their size and SHA-256 are recorded in
+`<data folder>/<source>/checksums.json` and every later download is compared with them.
+
+A download goes to `.<name>.part` in the target folder, resumes from there with an HTTP
+Range request when it was cut, is verified, and only then renamed into place: a wrong or
+partial file is never placed. Archives (the CIFAR tarballs) are verified as downloaded, then
+only the members the loader reads are extracted, each checked against a size cap and written
+atomically. `--mirror URL` replaces the base address and keeps the file names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tarfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from drocli.errors import DrocliError
+
+CHUNK = 1 << 20
+TIMEOUT_S = 60
+MAX_MEMBER = 256 << 20        # an archive member larger than this is not one of the papers'
+
+
+@dataclass(frozen=True)
+class Remote:
+    """One downloadable file: its name in the data folder and the publisher's checksum."""
+
+    name: str
+    md5: str | None = None
+    extract: tuple[str, ...] = ()    # archive members to place (by their base names)
+    optional: bool = False           # fetched only when asked for by --file
+
+
+@dataclass(frozen=True)
+class Downloads:
+    """A source's canonical base address and files."""
+
+    base: str
+    files: tuple[Remote, ...]
+    homepage: str = ""
+    folder: str = ""                 # subfolder of the data folder; default: the source name
+
+    def url(self, remote: Remote, mirror: str | None = None) -> str:
+        return (mirror or self.base).rstrip("/") + "/" + remote.name
+
+
+def _digest(path: Path, algo: str) -> str:
+    h = hashlib.new(algo)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _progress(total: int | None, name: str, start: int):
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=start, unit="B", unit_scale=True, desc=name,
+                file=sys.stderr, dynamic_ncols=True)
+
+
+def download(url: str, target: Path, quiet: bool = False) -> Path:
+    """`url` into `target.parent/.target.part`, resuming a partial one; returns the part."""
+    part = target.with_name(f".{target.name}.part")
+    have = part.stat().st_size if part.exists() else 0
+    req = urllib.request.Request(url, headers={"User-Agent": "drocli"})
+    if have:
+        req.add_header("Range", f"bytes={have}-")
+    try:
+        resp = urllib.request.urlopen(req, timeout=TIMEOUT_S)  # noqa: S310 - http(s) only
+    except urllib.error.HTTPError as e:
+        if e.code == 416 and have:           # already complete
+            return part
+        raise DrocliError(f"download failed: HTTP {e.code} {e.reason}", file=url,
+                          fix="check the address, or give --mirror URL") from None
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        raise DrocliError(f"download failed: {reason}", file=url,
+                          fix="check the network, or give --mirror URL; re-running resumes") \
+            from None
+    with resp:
+        resumed = have and resp.status == 206
+        if not resumed:
+            have = 0
+        length = resp.headers.get("Content-Length")
+        total = have + int(length) if length and length.isdigit() else None
+        bar = None if quiet else _progress(total, target.name, have)
+        try:
+            with open(part, "ab" if resumed else "wb") as fh:
+                while True:
+                    try:
+                        block = resp.read(CHUNK)
+                    except (OSError, ValueError) as e:     # cut connection: keep the part
+                        raise DrocliError(f"download interrupted after {fh.tell()} bytes "
+                                          f"({type(e).__name__})", file=url,
+                                          fix="re-run the same command: it resumes") from None
+                    if not block:
+                        break
+                    fh.write(block)
+                    if bar is not None:
+                        bar.update(len(block))
+                size = fh.tell()
+        finally:
+            if bar is not None:
+                bar.close()
+    if total is not None and size < total:
+        raise DrocliError(f"download interrupted after {size} of {total} bytes", file=url,
+                          fix="re-run the same command: it resumes")
+    return part
+
+
+def _known(folder: Path) -> dict:
+    path = folder / "checksums.json"
+    try:
+        return json.loads(path.read_text()) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _verify(part: Path, remote: Remote, folder: Path, url: str) -> dict | None:
+    """Raise (and drop the part) on a checksum mismatch; the record to keep for a file
+    trusted on first download."""
+    if remote.md5:
+        got = _digest(part, "md5")
+        if got != remote.md5:
+            part.unlink()
+            raise DrocliError(f"checksum mismatch for {remote.name}: MD5 {got}, the publisher "
+                              f"gives {remote.md5}; nothing was placed", file=url,
+                              fix="download again, or from another --mirror")
+        return None
+    record = {"size": part.stat().st_size, "sha256": _digest(part, "sha256")}
+    seen = _known(folder).get(remote.name)
+    if seen and seen != record:
+        part.unlink()
+        raise DrocliError(f"{remote.name} differs from its first download (size "
+                          f"{record['size']} vs {seen['size']}, sha256 {record['sha256'][:12]} "
+                          f"vs {seen['sha256'][:12]}); nothing was placed", file=url,
+                          fix=f"if the publisher changed the file, delete its entry in "
+                              f"{folder / 'checksums.json'} and fetch again")
+    return record
+
+
+def _extract(archive: Path, members: tuple[str, ...], folder: Path) -> None:
+    """Place the named members (by base name) of a verified tar archive into `folder`."""
+    from drocli.records import atomic_write
+
+    want = set(members)
+    found = set()
+    try:
+        with tarfile.open(archive) as tar:
+            for info in tar:
+                base = info.name.rsplit("/", 1)[-1]
+                if base not in want or not info.isfile():
+                    continue
+                if info.size > MAX_MEMBER:
+                    raise DrocliError(f"archive member {info.name} is {info.size} bytes",
+                                      file=str(archive), fix="download the archive again")
+                src = tar.extractfile(info)
+                atomic_write(folder / base, lambda fh, src=src: fh.write(src.read()))
+                found.add(base)
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise DrocliError(f"cannot read the archive: {e}", file=str(archive),
+                          fix="delete it and fetch again") from None
+    missing = sorted(want - found)
+    if missing:
+        raise DrocliError(f"the archive lacks {', '.join(missing)}", file=str(archive),
+                          fix="download the archive again")
+
+
+def fetch(source: str, downloads: Downloads, folder: Path, *, mirror: str | None = None,
+          only: tuple[str, ...] = (), quiet: bool = False, log=print) -> list[Path]:
+    """Download, verify and place the source's files (or `only` those) into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = {r.name for r in downloads.files}
+    unknown = [n for n in only if n not in names]
+    if unknown:
+        from drocli.errors import did_you_mean
+
+        raise DrocliError(f"{source} has no file {unknown[0]!r}", key="--file",
+                          fix=did_you_mean(unknown[0], names))
+    placed = []
+    for remote in downloads.files:
+        if only and remote.name not in only or not only and remote.optional:
+            continue
+        target = folder / remote.name
+        url = downloads.url(remote, mirror)
+        if target.exists():
+            log(f"{target}: present")
+        else:
+            part = download(url, target, quiet=quiet)
+            record = _verify(part, remote, folder, url)
+            os.replace(part, target)
+            if record is not None:
+                known = _known(folder)
+                known.setdefault(remote.name, record)
+                from drocli.records import atomic_write_text
+
+                atomic_write_text(folder / "checksums.json",
+                                  json.dumps(known, indent=1, sort_keys=True) + "\n")
+            log(f"{target}: downloaded and verified")
+        if remote.extract:
+            _extract(target, remote.extract, folder)
+            log(f"{folder}: extracted {', '.join(remote.extract)}")
+        placed.append(target)
+    return placed
