@@ -111,3 +111,28 @@ def test_unreachable_scheduler_exits_2_quickly(tiny_spec, tmp_path, capsys, monk
     assert time.time() - t0 < 30 and len(err.splitlines()) == 1
     assert "cannot reach the dask scheduler" in err and "--scheduler" in err
     assert not Path(out).exists()                      # refused before anything is written
+
+
+def test_jobqueue_cluster_as_documented(tiny_spec, tmp_path):
+    """The README's SLURM / PBS recipe with dask-jobqueue's local job class (the same
+    JobQueueCluster machinery, jobs started as local processes instead of sbatch/qsub):
+    drocli runs against its scheduler address and gets the records of -j 1."""
+    jq = pytest.importorskip("dask_jobqueue.local")
+    cluster = jq.LocalCluster(cores=1, processes=1, memory="2GB", walltime="00:10:00",
+                              log_directory=str(tmp_path / "logs"))
+    try:
+        cluster.scale(jobs=1)
+        from dask.distributed import Client
+
+        with Client(cluster.scheduler_address, timeout=30) as client:
+            client.wait_for_workers(1, timeout=120)
+        out, local = tmp_path / "res", tmp_path / "local"
+        assert call("run", tiny_spec, "--out", out, "--backend", "dask", "--scheduler",
+                    cluster.scheduler_address, "-q") == 0
+    finally:
+        cluster.close()
+    assert call("run", tiny_spec, "--out", local, "-j", "1", "-q") == 0
+    key = ["cell", "step", "metric"]
+    a = pd.read_csv(out / "records.csv").sort_values(key).reset_index(drop=True)
+    b = pd.read_csv(local / "records.csv").sort_values(key).reset_index(drop=True)
+    assert a["value"].tolist() == b["value"].tolist()
