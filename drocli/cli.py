@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import sys
 from pathlib import Path
@@ -148,7 +149,9 @@ def plot(results_dir, out, fmt):
               help="Relative tolerance on final values against --reference.")
 @click.option("--atol", type=float, default=1e-9, show_default=True,
               help="Absolute tolerance on final values against --reference.")
-def check(results_dir, reference, rtol, atol):
+@click.option("--json", "as_json", is_flag=True, help="The verdicts (and reference "
+              "mismatches) as one JSON document on stdout, for machines.")
+def check(results_dir, reference, rtol, atol, as_json):
     """Check the paper's claims (and a reference run) on RESULTS_DIR; exit 1 if any fails."""
     from drocli.claims import evaluate_claims, format_result
     from drocli.integrity import read_checked
@@ -158,22 +161,32 @@ def check(results_dir, reference, rtol, atol):
     df, completeness = read_checked(results_dir)
     ref_df = read_checked(reference)[0] if reference is not None else None
     results = evaluate_claims(df, spec.claims, spec.profile)
-    ok = True
     note = completeness.note()
+    mismatches = None
+    if reference is not None:
+        mismatches = compare_reference(df, ref_df, rtol=rtol, atol=atol,
+                                       rtol_by_label=spec.reference_rtol)
+    ok = all(r.status != "fails" for r in results) and not mismatches
+    if as_json:
+        click.echo(json.dumps({
+            "results_dir": str(results_dir), "experiment": spec.name, "profile": spec.profile,
+            "cells": {"finished": completeness.finished, "total": completeness.total},
+            "claims": [{**r.to_dict(), **({"note": note} if note else {})} for r in results],
+            "reference": None if reference is None else {
+                "path": str(reference), "rtol": rtol, "atol": atol,
+                "rtol_by_label": spec.reference_rtol, "mismatches": mismatches},
+            "ok": ok}, indent=1))
+        sys.exit(0 if ok else 1)
     if not results:
         click.echo("no claims in this spec: nothing to judge")
     for r in results:
         click.echo(format_result(r) + (f" [{note}]" if note else ""))
-        ok &= r.status != "fails"
     if note:
         click.echo(f"drocli: {results_dir}: {note}; re-run `drocli run` to finish the rest",
                    err=True)
     if reference is not None:
-        mismatches = compare_reference(df, ref_df, rtol=rtol, atol=atol,
-                                       rtol_by_label=spec.reference_rtol)
         for line in mismatches:
             click.echo(f"MISMATCH {line}")
-        ok &= not mismatches
         if not mismatches:
             loose = "".join(f", {lab}: {t:g}" for lab, t in spec.reference_rtol.items()
                             if t > rtol)

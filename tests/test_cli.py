@@ -214,3 +214,23 @@ def test_cell_artifacts_round_trip(tmp_path):
     np.savez(artifact_path(tmp_path, "bad"), x=np.array([{"a": 1}], dtype=object))
     with pytest.raises(DrocliError, match="artifact"):
         read_cell_artifacts(tmp_path, "bad")
+
+
+def test_check_json_for_machines(tiny_spec, tmp_path, capsys):
+    import json
+
+    from drocli.claims import ClaimResult, format_result
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    capsys.readouterr()
+    code = call("check", out, "--json", "--reference", out)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["experiment"] == "tiny" and doc["profile"] == "smoke"
+    assert doc["cells"]["finished"] == doc["cells"]["total"] > 0
+    assert [c["id"] for c in doc["claims"]] == ["below_start"]
+    assert doc["reference"]["mismatches"] == []
+    assert code == (0 if doc["ok"] else 1)
+    assert doc["ok"] == all(c["status"] != "fails" for c in doc["claims"])
+    line = format_result(ClaimResult("c", "t", "final_below", "unexpectedly_holds", "a < b"))
+    assert "re-examine the mark" in line

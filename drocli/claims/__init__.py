@@ -187,6 +187,13 @@ TAGS = {"holds": "HOLDS", "fails": "FAILS", "not_reproduced": "NOT REPRODUCED (e
         "skipped": "SKIPPED"}
 
 
+UNEXPECTED_HINT = ("the spec marks this claim not reproduced, yet it holds here: re-examine "
+                   "the mark (`reproduced:`) against these numbers")
+
+
 def format_result(r: ClaimResult) -> str:
-    """One line: `HOLDS  id: detail`."""
-    return f"{TAGS.get(r.status, r.status.upper())}  {r.id}: {r.detail}"
+    """One line: `HOLDS  id: detail` (and what to do about an unexpected hold)."""
+    line = f"{TAGS.get(r.status, r.status.upper())}  {r.id}: {r.detail}"
+    if r.status == "unexpectedly_holds":
+        line += f" [{UNEXPECTED_HINT}]"
+    return line
