@@ -59,24 +59,54 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda fh: fh.write(text), "w")
 
 
-def cell_paths(out: Path, cell_id: str) -> tuple[Path, Path]:
-    base = Path(out) / "cells"
-    return base / f"{cell_id}.csv", base / f"{cell_id}.json"
+def cell_path(out: Path, cell_id: str) -> Path:
+    """cells/<id>.json: the cell's status and its rows in one file (written last, atomically:
+    its presence with a finished status marks the cell done)."""
+    return Path(out) / "cells" / f"{cell_id}.json"
 
 
 def artifact_path(out: Path, cell_id: str) -> Path:
     return Path(out) / "cells" / f"{cell_id}.npz"
 
 
+def _jsonable(x):
+    if hasattr(x, "item"):
+        return x.item()
+    return str(x)
+
+
 def write_cell(out: Path, cell_id: str, rows: list[tuple], status: dict,
                artifacts: dict | None = None) -> None:
-    """Rows and artifacts first, then the status file, which marks the cell finished."""
-    csv_path, json_path = cell_paths(out, cell_id)
-    frame = pd.DataFrame(rows, columns=ROW_FIELDS)
-    atomic_write_text(csv_path, frame.to_csv(index=False, float_format="%.17g"))
+    """Artifacts first, then one JSON file with the status and the rows (floats as their
+    exact shortest repr, NaN as NaN), which marks the cell finished. One file per cell: the
+    client writes every cell, and a file open costs about a millisecond."""
     if artifacts:
         _atomic_write_npz(artifact_path(out, cell_id), artifacts)
-    atomic_write_text(json_path, json.dumps(status, indent=1, default=str))
+    doc = {**status, "rows": [list(r) for r in rows]}
+    atomic_write_text(cell_path(out, cell_id), json.dumps(doc, default=_jsonable))
+
+
+def read_cell(out: Path, cell_id: str) -> tuple[dict | None, list | None]:
+    """(status, rows) of a cell file; (None, None) when absent or unreadable. Cells written
+    before the one-file format (`<id>.json` status + `<id>.csv` rows) are read too."""
+    path = cell_path(out, cell_id)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    rows = doc.pop("rows", None)
+    if rows is None:
+        old = path.with_suffix(".csv")
+        if not old.is_file():
+            return None, None
+        try:
+            frame = pd.read_csv(old)
+        except (OSError, ValueError):
+            return None, None
+        rows = frame[ROW_FIELDS].values.tolist()
+    return doc, rows
 
 
 def _atomic_write_npz(path: Path, arrays: dict) -> None:
@@ -106,7 +136,7 @@ def _read_npz(path: Path) -> dict:
 ARTIFACTS = "artifacts.npz"
 
 
-def merge_artifacts(out: Path, cells) -> Path | None:
+def merge_artifacts(out: Path, cells, statuses: dict | None = None) -> Path | None:
     """Every finished cell's arrays in one file beside records.csv (`artifacts.npz`): what
     plots read, so a results folder travels without its cells/. Each distinct array is
     stored once (fronts repeat in every cell); `index` rows are (cell, name, blob). The zip
@@ -115,7 +145,8 @@ def merge_artifacts(out: Path, cells) -> Path | None:
 
     blobs, index = {}, []
     for c in cells:
-        if not is_finished(out, c.id):
+        st = statuses.get(c.id) if statuses is not None else cell_status(out, c.id)
+        if not st or st.get("status") not in DONE:
             continue
         for name, arr in sorted(read_cell_artifacts(out, c.id).items()):
             arr = np.ascontiguousarray(arr)
@@ -157,13 +188,7 @@ def read_artifacts(results_dir: Path) -> dict[str, dict]:
 
 
 def cell_status(out: Path, cell_id: str) -> dict | None:
-    csv_path, json_path = cell_paths(out, cell_id)
-    if not (json_path.exists() and csv_path.exists()):
-        return None
-    try:
-        return json.loads(json_path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
+    return read_cell(out, cell_id)[0]
 
 
 def is_finished(out: Path, cell_id: str) -> bool:
@@ -176,31 +201,37 @@ def param_column(name: str) -> str:
     return f"param_{name}" if name in COLUMNS else name
 
 
-def merge(out: Path, cells) -> pd.DataFrame:
-    """Join the finished cells' rows with their identity columns into one tidy frame."""
-    frames = []
+def merge(out: Path, cells, fresh: dict | None = None) -> tuple[pd.DataFrame, dict]:
+    """(the finished cells' rows joined with their identity columns as one tidy frame, every
+    cell's status or None). `fresh` maps the ids of cells run just now to their (status,
+    rows), so they are not read back from disk."""
+    fresh = fresh or {}
     swept_keys: list[str] = []
     for c in cells:
         for k in c.swept:
             if k not in swept_keys:
                 swept_keys.append(k)
     columns = [param_column(k) for k in swept_keys]
+    cols: dict[str, list] = {k: [] for k in COLUMNS + columns}
+    statuses = {}
     for c in cells:
-        csv_path, _ = cell_paths(out, c.id)
-        if not is_finished(out, c.id):
+        st, rows = fresh[c.id] if c.id in fresh else read_cell(out, c.id)
+        statuses[c.id] = st
+        if not st or st.get("status") not in DONE or not rows:
             continue
-        rows = pd.read_csv(csv_path)
-        ident = {"experiment": c.experiment, "cell": c.id, "solver": c.solver, "label": c.label,
-                 "dataset": c.dataset, "seed": c.seed}
-        for k, v in ident.items():
-            rows[k] = v
+        n = len(rows)
+        for j, name in enumerate(ROW_FIELDS):
+            cols[name] += [r[j] for r in rows]
+        for k, v in (("experiment", c.experiment), ("cell", c.id), ("solver", c.solver),
+                     ("label", c.label), ("dataset", c.dataset), ("seed", c.seed)):
+            cols[k] += [v] * n
         for k, col in zip(swept_keys, columns, strict=True):
-            rows[col] = _cell_value(c.swept.get(k))
-        frames.append(rows)
-    if not frames:
-        return pd.DataFrame(columns=COLUMNS + columns)
-    df = pd.concat(frames, ignore_index=True)
-    return df[COLUMNS + columns]
+            cols[col] += [_cell_value(c.swept.get(k))] * n
+    df = pd.DataFrame(cols)
+    if len(df):
+        for name in ("step", "oracle_calls", "time_s", "value"):
+            df[name] = pd.to_numeric(df[name])
+    return df[COLUMNS + columns], statuses
 
 
 def _cell_value(v):

@@ -52,44 +52,56 @@ def execute(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict]:
     return rows, status
 
 
+_BLAS_LIMIT: list[int] = []
+
+
+def _limit_blas(threads: int) -> None:
+    """Limit the BLAS / OpenMP pools of this process to `threads`, once per process (a
+    threadpoolctl scan of the loaded libraries per cell cost a quarter of a small cell)."""
+    if _BLAS_LIMIT == [threads]:
+        return
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads)
+    _BLAS_LIMIT[:] = [threads]
+
+
 def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict]:
     """Run one cell: its rows, its status and the arrays it hands over (the monitor's
     `keep`, and the problem's `artifacts(point)` at the output point). Never raises for
     solver failures: they become the cell's status."""
-    from threadpoolctl import threadpool_limits
-
     t0 = time.time()
     rows, status, artifacts = [], {"status": "failed"}, {}
-    with threadpool_limits(limits=blas_threads):
-        try:
-            data = load_data(cell.data_name, cell.data_params, cell.data_seed)
-            problem = registry.get("problem", cell.problem_name).func(data, cell.problem_params)
-            monitor = Monitor(problem, budget_calls(cell.budget, problem),
-                              checkpoints=cell.budget.get("checkpoints", 50),
-                              spacing=cell.budget.get("spacing", "linear"),
-                              metrics=cell.metrics or None,
-                              max_time_s=cell.budget.get("max_time_s"))
-            rng = np.random.default_rng(cell.seed_sequence())
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                point = registry.get("solver", cell.solver).func(problem, dict(cell.solver_params),
-                                                                 rng, monitor)
-                if point is None:
-                    monitor.finish()
-                else:
-                    point = point if isinstance(point, tuple) else (point,)
-                    monitor.finish(*point)
-                    if hasattr(problem, "artifacts"):
-                        for k, v in problem.artifacts(*point).items():
-                            monitor.keep(k, v)
-            rows = monitor.rows
-            artifacts = monitor.artifacts
-            status = {"status": monitor.status, "oracle_calls": monitor.calls,
-                      "budget": monitor.budget, "solver_time_s": monitor.elapsed()}
-        except DrocliError as e:
-            status = {"status": "failed", "error": str(e)}
-        except Exception as e:  # a failing cell must not stop the others
-            status = {"status": "failed", "error": f"{type(e).__name__}: {e}",
-                      "traceback": traceback.format_exc()}
+    _limit_blas(blas_threads)
+    try:
+        data = load_data(cell.data_name, cell.data_params, cell.data_seed)
+        problem = registry.get("problem", cell.problem_name).func(data, cell.problem_params)
+        monitor = Monitor(problem, budget_calls(cell.budget, problem),
+                          checkpoints=cell.budget.get("checkpoints", 50),
+                          spacing=cell.budget.get("spacing", "linear"),
+                          metrics=cell.metrics or None,
+                          max_time_s=cell.budget.get("max_time_s"))
+        rng = np.random.default_rng(cell.seed_sequence())
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            point = registry.get("solver", cell.solver).func(problem, dict(cell.solver_params),
+                                                             rng, monitor)
+            if point is None:
+                monitor.finish()
+            else:
+                point = point if isinstance(point, tuple) else (point,)
+                monitor.finish(*point)
+                if hasattr(problem, "artifacts"):
+                    for k, v in problem.artifacts(*point).items():
+                        monitor.keep(k, v)
+        rows = monitor.rows
+        artifacts = monitor.artifacts
+        status = {"status": monitor.status, "oracle_calls": monitor.calls,
+                  "budget": monitor.budget, "solver_time_s": monitor.elapsed()}
+    except DrocliError as e:
+        status = {"status": "failed", "error": str(e)}
+    except Exception as e:  # a failing cell must not stop the others
+        status = {"status": "failed", "error": f"{type(e).__name__}: {e}",
+                  "traceback": traceback.format_exc()}
     status.update(cell=cell.id, label=cell.label, seed=cell.seed, wall_s=time.time() - t0,
                   host=socket.gethostname(), pid=os.getpid())
     return rows, status, artifacts
@@ -217,8 +229,9 @@ def _progress(total: int, quiet: bool):
 
 
 def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, client,
-                 quiet: bool, log) -> list[dict]:
-    """Run the pending cells and write each one as it comes back; the failed statuses."""
+                 quiet: bool, log, fresh: dict) -> list[dict]:
+    """Run the pending cells and write each one as it comes back (also into `fresh`:
+    id -> (status, rows), so the merge need not read them back); the failed statuses."""
     failed: list[dict] = []
     if not pending:
         return failed
@@ -227,6 +240,7 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
     for cell_id, rows, st, artifacts in _results(pending, spec.blas_threads, n_jobs, backend,
                                                  client):
         records.write_cell(out, cell_id, rows, st, artifacts)
+        fresh[cell_id] = (st, rows)
         if st.get("status") == "failed":
             failed.append(st)
         if bar is not None:
@@ -269,19 +283,20 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         ownership.claim(out, spec.name)
         log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
             f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
-        failed = _run_pending(pending, out, spec, n_jobs, backend, client, quiet, log)
+        fresh: dict = {}
+        failed = _run_pending(pending, out, spec, n_jobs, backend, client, quiet, log, fresh)
     finally:
         if client is not None:
             client.close()
         if cluster is not None:
             cluster.close()
-    df = records.merge(out, cells)
+    df, cell_st = records.merge(out, cells, fresh)
     rec_path = records.write_records(out, df)
-    records.merge_artifacts(out, cells)
+    records.merge_artifacts(out, cells, cell_st)
     records.atomic_write_text(out / "spec.yaml", dump_spec(spec))
     statuses = {}
     for c in cells:
-        st = records.cell_status(out, c.id) or {"status": "missing"}
+        st = cell_st.get(c.id) or {"status": "missing"}
         statuses[c.id] = {"label": c.label, "seed": c.seed, "status": st.get("status"),
                           "error": st.get("error")}
     manifest = {"experiment": spec.name, "profile": spec.profile, "started": started,

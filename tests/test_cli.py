@@ -150,7 +150,7 @@ def test_swept_param_named_like_a_column_keeps_both(tiny_spec, tmp_path):
                 solver_params={"step": 0.5}, budget={}, metrics=(), swept={"step": 0.5})
     write_cell(tmp_path, cell.id, [(0, 0, 0.0, "m", 1.0), (1, 10, 0.1, "m", 0.5)],
                {"status": "done"})
-    df = merge(tmp_path, [cell])
+    df, _ = merge(tmp_path, [cell])
     assert df["step"].tolist() == [0, 1]
     assert df["param_step"].tolist() == [0.5, 0.5]
 
@@ -167,7 +167,7 @@ def test_list_valued_swept_params_are_json(tmp_path):
                 solver_params={}, budget={}, metrics=(),
                 swept={"angles": [0, 90], "names": ["a", "b"]})
     write_cell(tmp_path, cell.id, [(0, 0, 0.0, "m", 1.0)], {"status": "done"})
-    path = write_records(tmp_path, merge(tmp_path, [cell]))
+    path = write_records(tmp_path, merge(tmp_path, [cell])[0])
     df = pd.read_csv(path)
     assert json.loads(df["angles"][0]) == [0, 90]
     assert json.loads(df["names"][0]) == ["a", "b"]
@@ -234,3 +234,32 @@ def test_check_json_for_machines(tiny_spec, tmp_path, capsys):
     assert doc["ok"] == all(c["status"] != "fails" for c in doc["claims"])
     line = format_result(ClaimResult("c", "t", "final_below", "unexpectedly_holds", "a < b"))
     assert "re-examine the mark" in line
+
+
+def test_cells_of_the_earlier_two_file_format_are_still_read(tmp_path):
+    """Cells written before the one-file format (<id>.csv rows + <id>.json status) resume
+    and merge like new ones; a new cell file round-trips floats exactly."""
+    import json
+
+    from drocli.cells import Cell
+    from drocli.records import is_finished, merge, read_cell, write_cell
+
+    def cell(step):
+        return Cell(experiment="e", solver="s", label="S", dataset="d", seed=0, data_name="d",
+                    data_params={}, data_seed=0, problem_name="p", problem_params={},
+                    solver_params={"step": step}, budget={}, metrics=())
+
+    old, new = cell(0.1), cell(0.2)
+    (tmp_path / "cells").mkdir()
+    (tmp_path / "cells" / f"{old.id}.csv").write_text(
+        "step,oracle_calls,time_s,metric,value\n0,0,0.0,m,0.30000000000000004\n1,10,0.5,m,\n")
+    (tmp_path / "cells" / f"{old.id}.json").write_text(json.dumps({"status": "done"}))
+    write_cell(tmp_path, new.id, [(0, 0, 0.0, "m", 0.1 + 0.2), (1, 10, 0.5, "m", float("nan"))],
+               {"status": "done"})
+    assert is_finished(tmp_path, old.id) and is_finished(tmp_path, new.id)
+    assert read_cell(tmp_path, new.id)[1][0][4] == 0.1 + 0.2
+    df, statuses = merge(tmp_path, [old, new])
+    a, b = df[df["cell"] == old.id], df[df["cell"] == new.id]
+    assert a["value"].tolist()[0] == b["value"].tolist()[0] == 0.1 + 0.2
+    assert a["value"].isna().tolist() == b["value"].isna().tolist() == [False, True]
+    assert statuses[old.id]["status"] == statuses[new.id]["status"] == "done"

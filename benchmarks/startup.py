@@ -1,0 +1,90 @@
+"""Start-up cost of the commands a user types most, next to `drocli --version`.
+
+Each command runs as a fresh process, interleaved with the others, ROUNDS times; the table
+gives the median wall time, the median CPU time (user + sys of the child) and both as ratios
+to `drocli --version` measured in the same rounds (issue 19's target: within 3x). A resumed
+run is a second `drocli run` of the as_lsvrg_fig1 smoke spec into a folder whose cells are
+all done. Also lists the heavy modules each command imports (`-X importtime` is not needed:
+the child prints `sys.modules`).
+
+    python benchmarks/startup.py [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("matplotlib", "numba", "scipy.optimize", "pandas", "dask", "sklearn")
+
+
+def _child_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd: list[str]) -> tuple[float, float]:
+    c0, t0 = _child_cpu(), time.perf_counter()
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True)
+    if res.returncode not in (0, 1):
+        raise RuntimeError(f"{cmd}: {res.stderr.decode()[-300:]}")
+    return time.perf_counter() - t0, _child_cpu() - c0
+
+
+def heavy_imports(args: list[str]) -> list[str]:
+    code = ("import sys, runpy; sys.argv = ['drocli', *sys.argv[1:]]\n"
+            "from drocli.cli import cli\n"
+            "try:\n    cli.main(args=sys.argv[1:], standalone_mode=False)\n"
+            "except SystemExit:\n    pass\n"
+            f"print('|'.join(m for m in {HEAVY!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True,
+                         text=True).stdout.strip().splitlines()
+    return [m for m in (out[-1].split("|") if out else []) if m]
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    drocli = [sys.executable, "-m", "drocli"]
+    with tempfile.TemporaryDirectory() as tmp:
+        done = Path(tmp) / "fig1"
+        spec = "experiments/as_lsvrg_fig1.yaml"
+        subprocess.run([*drocli, "run", spec, "--profile", "smoke", "--out", str(done), "-q"],
+                       cwd=ROOT, check=True, capture_output=True)
+        cmds = {
+            "drocli --version": ["--version"],
+            "drocli list": ["list"],
+            "drocli check results/as_lsvrg_fig1": ["check", "results/as_lsvrg_fig1"],
+            "drocli run (resumed, nothing to do)": ["run", spec, "--profile", "smoke",
+                                                    "--out", str(done), "-q"],
+        }
+        wall = {k: [] for k in cmds}
+        cpu = {k: [] for k in cmds}
+        for _ in range(rounds):
+            for k, args in cmds.items():
+                w, c = timed([*drocli, *args])
+                wall[k].append(w)
+                cpu[k].append(c)
+        base_w = statistics.median(wall["drocli --version"])
+        base_c = statistics.median(cpu["drocli --version"])
+        load = os.getloadavg()[0]
+        print(f"median of {rounds} interleaved rounds; load average {load:.2f} on "
+              f"{os.cpu_count()} cores\n")
+        print("| command | wall s | CPU s | wall / --version | CPU / --version | heavy modules "
+              "imported |")
+        print("|---|---|---|---|---|---|")
+        for k, args in cmds.items():
+            w, c = statistics.median(wall[k]), statistics.median(cpu[k])
+            mods = ", ".join(heavy_imports(args)) or "none"
+            print(f"| {k} | {w:.2f} | {c:.2f} | {w / base_w:.1f} | {c / base_c:.1f} | "
+                  f"{mods} |")
+
+
+if __name__ == "__main__":
+    main()
