@@ -42,11 +42,12 @@ def heavy_imports(args: list[str]) -> list[str]:
     code = ("import sys, runpy; sys.argv = ['drocli', *sys.argv[1:]]\n"
             "from drocli.cli import cli\n"
             "try:\n    cli.main(args=sys.argv[1:], standalone_mode=False)\n"
-            "except SystemExit:\n    pass\n"
-            f"print('|'.join(m for m in {HEAVY!r} if m in sys.modules))")
+            "except BaseException:\n    pass\n"
+            f"print('MODS:' + '|'.join(m for m in {HEAVY!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True,
-                         text=True).stdout.strip().splitlines()
-    return [m for m in (out[-1].split("|") if out else []) if m]
+                         text=True).stdout.splitlines()
+    line = next((ln for ln in reversed(out) if ln.startswith("MODS:")), "MODS:")
+    return [m for m in line[5:].split("|") if m]
 
 
 def main():
