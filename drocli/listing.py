@@ -8,14 +8,15 @@ from drocli import registry
 
 
 def table(kind: str) -> str:
-    """`drocli list solvers`: name, family and one line per entry."""
-    ents = registry.entries(kind)
+    """`drocli list solvers`: name, family and one line per entry (read from the sources
+    where the decorator's arguments are literals: no plug-in is imported for a listing)."""
+    rows = registry.static_summaries(kind)
     lines = [f"{registry.PLURAL[kind]}:"]
-    width = max((len(n) for n in ents), default=4)
-    fam_w = max((len(e.family or "") for e in ents.values()), default=0)
-    for name, e in ents.items():
-        fam = f"{e.family or '':<{fam_w}}  " if fam_w else ""
-        lines.append(f"  {name:<{width}}  {fam}{e.summary}")
+    width = max((len(n) for n in rows), default=4)
+    fam_w = max((len(f or "") for f, _ in rows.values()), default=0)
+    for name, (family, summary) in rows.items():
+        fam = f"{family or '':<{fam_w}}  " if fam_w else ""
+        lines.append(f"  {name:<{width}}  {fam}{summary}")
     return "\n".join(lines)
 
 

@@ -41,6 +41,7 @@ _DECORATOR = re.compile(
 
 _REGISTRY: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
 _INDEX: dict[str, dict[str, str]] | None = None     # kind -> name -> module
+_STATIC: dict[str, dict[str, tuple[str | None, str]]] = {}   # kind -> name -> (family, summary)
 _LOOSE_PLUGINS: list[str] | None = None             # entry-point modules without a kind.name
 _LOADED_KINDS: set[str] = set()
 
@@ -189,6 +190,63 @@ def _constant(text: str, ident: str) -> str | None:
     return m.group(1) if m else None
 
 
+_LITERALS = r"""((?:\s*(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'))+)"""
+
+
+def _call_text(text: str, start: int) -> str:
+    """The decorator call's argument text from `start` to its closing parenthesis."""
+    depth, i, quote = 1, start, None
+    while i < len(text) and depth:
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        i += 1
+    return text[start:i]
+
+
+def _static_summary(text: str, start: int) -> tuple[str | None, str] | None:
+    """(family, first line of the description) read from the decorator's literal arguments,
+    so `drocli list` needs no plug-in import; None when the description is not a literal."""
+    import ast
+
+    call = _call_text(text, start)
+    m = re.search(r"\bdescription\s*=" + _LITERALS, call)
+    if not m:
+        return None
+    try:
+        desc = ast.literal_eval("(" + m.group(1) + ")")
+        fam = re.search(r"\bfamily\s*=" + _LITERALS, call)
+        family = ast.literal_eval("(" + fam.group(1) + ")") if fam else None
+    except (ValueError, SyntaxError):
+        return None
+    return family, desc.strip().splitlines()[0] if desc.strip() else ""
+
+
+def static_summaries(kind: str) -> dict[str, tuple[str | None, str]]:
+    """name -> (family, one line) for `drocli list`: from the sources where the decorator's
+    arguments are literals, else from the imported entry."""
+    out = {}
+    for name in names(kind):
+        if name in _REGISTRY[kind]:
+            e = _REGISTRY[kind][name]
+            out[name] = (e.family, e.summary)
+        elif name in _STATIC.get(kind, {}):
+            out[name] = _STATIC[kind][name]
+        else:
+            e = get(kind, name)
+            out[name] = (e.family, e.summary)
+    return out
+
+
 def index() -> dict[str, dict[str, str]]:
     """kind -> name -> module, from drocli's sources and the `drocli.plugins` entry points."""
     global _INDEX, _LOOSE_PLUGINS
@@ -206,6 +264,9 @@ def index() -> dict[str, dict[str, str]]:
                 name = m.group(3) or _constant(text, m.group(4))
                 if name:
                     idx[kind].setdefault(name, _module_name(path, root))
+                    static = _static_summary(text, m.end())
+                    if static is not None:
+                        _STATIC.setdefault(kind, {}).setdefault(name, static)
     loose = []
     for ep in _plugin_entry_points():
         kind, _, name = ep.name.partition(".")

@@ -137,3 +137,27 @@ def test_third_party_plugin_through_entry_points(tmp_path):
         print(describe("solver", "toy"))
         """), {"PYTHONPATH": str(tmp_path)})
     assert "steps" in out and "int >= 1" in out
+
+
+def test_static_summaries_equal_the_imported_entries():
+    """`drocli list` reads family and one-line description from the decorators' literal
+    arguments without importing plug-ins: they must equal the imported entries', and a
+    listing imports no plug-in module (nor pandas)."""
+    import subprocess
+    import sys
+
+    registry.index()
+    for kind in registry.KINDS:
+        static = registry._STATIC.get(kind, {})
+        assert set(static) == set(registry.names(kind)), kind
+        for name, (family, summary) in static.items():
+            e = registry.get(kind, name)
+            assert (family, summary) == (e.family, e.summary), (kind, name)
+    code = ("import sys\nfrom drocli.cli import cli\n"
+            "try:\n    cli.main(args=['list'], standalone_mode=False)\n"
+            "except SystemExit:\n    pass\n"
+            "bad = [m for m in sys.modules if m.startswith(('drocli.solvers.', "
+            "'drocli.problems.', 'drocli.data.', 'pandas', 'numba', 'matplotlib'))]\n"
+            "print('IMPORTED', bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert "IMPORTED []" in out, out[-500:]
