@@ -13,10 +13,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from drocli.errors import DrocliError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NUMERIC = ("step", "oracle_calls", "time_s", "value")
 FINISHED = ("done", "diverged", "timeout")
@@ -60,6 +62,8 @@ def manifest(results_dir: Path) -> dict:
 
 def validate(results_dir: Path, df: pd.DataFrame) -> Completeness:
     """Refuse corrupted records (DrocliError); return how many cells are finished."""
+    import pandas as pd
+
     path = Path(results_dir) / "records.csv"
     where = str(path)
     man = manifest(results_dir)

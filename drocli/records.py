@@ -17,10 +17,12 @@ import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from drocli.errors import DrocliError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = ["experiment", "cell", "solver", "label", "dataset", "seed", "step", "oracle_calls",
            "time_s", "metric", "value"]
@@ -101,6 +103,8 @@ def read_cell(out: Path, cell_id: str) -> tuple[dict | None, list | None]:
         old = path.with_suffix(".csv")
         if not old.is_file():
             return None, None
+        import pandas as pd
+
         try:
             frame = pd.read_csv(old)
         except (OSError, ValueError):
@@ -205,6 +209,8 @@ def merge(out: Path, cells, fresh: dict | None = None) -> tuple[pd.DataFrame, di
     """(the finished cells' rows joined with their identity columns as one tidy frame, every
     cell's status or None). `fresh` maps the ids of cells run just now to their (status,
     rows), so they are not read back from disk."""
+    import pandas as pd
+
     fresh = fresh or {}
     swept_keys: list[str] = []
     for c in cells:
@@ -261,6 +267,8 @@ def results_file(results_dir: Path, name: str) -> Path:
 
 def read_records(results_dir: Path) -> pd.DataFrame:
     """records.csv as a frame; a file that is not drocli's tidy CSV is a one-line error."""
+    import pandas as pd
+
     path = results_file(results_dir, "records.csv")
     fix = "re-run `drocli run` to rebuild it"
     with open(path, "rb") as fh:

@@ -228,6 +228,24 @@ def _progress(total: int, quiet: bool):
     return tqdm(total=total, unit="cell", desc="drocli run", file=sys.stderr, dynamic_ncols=True)
 
 
+def _up_to_date(out: Path, spec: Spec, ids: list[str]) -> bool:
+    """Nothing to run and nothing to rewrite: the manifest lists exactly these cells, was
+    written for this resolved spec, and records.csv still has the checksum it recorded."""
+    path = out / "manifest.json"
+    try:
+        man = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(man, dict) or not man.get("records_sha1"):
+        return False
+    if set(man.get("cells") or ()) != set(ids):
+        return False
+    if man.get("spec_sha1") != hashlib.sha1(dump_spec(spec).encode()).hexdigest():
+        return False
+    rec = out / "records.csv"
+    return rec.is_file() and file_digest(rec) == man["records_sha1"]
+
+
 def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, client,
                  quiet: bool, log, fresh: dict) -> list[dict]:
     """Run the pending cells and write each one as it comes back (also into `fresh`:
@@ -270,6 +288,10 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         raise DrocliError("two cells have identical settings", key="solvers",
                           fix="remove the duplicated solver entry or seed")
     pending = [c for c in cells if force or not records.is_finished(out, c.id)]
+    if not pending and _up_to_date(out, spec, ids):
+        log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells done and "
+            f"records.csv current -> {out}")
+        return RunSummary(out, len(cells), len(cells), 0, [], out / "records.csv")
     remote = backend == "dask" and bool(scheduler or os.environ.get("DROCLI_DASK_SCHEDULER"))
     if not remote:
         preflight(pending)

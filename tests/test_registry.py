@@ -161,3 +161,22 @@ def test_static_summaries_equal_the_imported_entries():
             "print('IMPORTED', bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
     assert "IMPORTED []" in out, out[-500:]
+
+
+def test_no_shipped_spec_loads_pandas_numba_matplotlib_or_optimizers():
+    """Loading and validating any shipped spec imports none of the heavy libraries (they load
+    when a cell runs, a figure is drawn or a claim is judged)."""
+    out = _python(textwrap.dedent("""\
+        import glob, json, subprocess, sys
+        heavy = ("pandas", "numba", "matplotlib", "scipy.optimize")
+        bad = {}
+        for path in sorted(glob.glob("experiments/*.yaml")):
+            code = ("import sys; from drocli.spec import load_spec; load_spec(%r); "
+                    "print([m for m in %r if m in sys.modules])" % (path, heavy))
+            got = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                 text=True).stdout.strip()
+            if got != "[]":
+                bad[path] = got
+        print(json.dumps(bad))
+        """))
+    assert json.loads(out) == {}

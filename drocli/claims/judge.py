@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from drocli.aggregate import aggregate, final_values, seed_curves
+if TYPE_CHECKING:     # pandas and the aggregation load when a claim is judged, not when a
+    import pandas as pd  # spec (and its claim models) is loaded
 
 
 class SkipClaim(Exception):
@@ -141,6 +142,10 @@ def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
 
 def _final_stats(data: dict[str, pd.DataFrame], claim, column: str = "value"
                  ) -> dict[str, pd.Series]:
+    import pandas as pd
+
+    from drocli.aggregate import final_values
+
     out = {}
     for label, rows in data.items():
         fv = final_values(rows, what=f"claims[{claim.id}] ({label})")
@@ -151,6 +156,8 @@ def _final_stats(data: dict[str, pd.DataFrame], claim, column: str = "value"
 
 def _curves(data: dict[str, pd.DataFrame], claim):
     """label -> (per-seed curves, seed-mean aggregate with NaN propagated)."""
+    from drocli.aggregate import aggregate, seed_curves
+
     x = claim.x or "oracle_calls"
     out = {}
     for label, rows in data.items():
@@ -164,6 +171,8 @@ def _curve_stats(claim, data, stat: Callable[[np.ndarray, np.ndarray], float],
                  curves=None) -> tuple[dict[str, pd.Series], list | None]:
     """label -> Series(seed -> stat(x, y)); with per_seed false, one entry ('mean') for the
     seed-mean curve on the common grid. Also returns the seeds of the mean curves (or None)."""
+    import pandas as pd
+
     out, seeds = {}, set()
     for label, (per_seed, agg) in (curves or _curves(data, claim)).items():
         if claim.seedwise:

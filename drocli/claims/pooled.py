@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import Field, model_validator
 
 from drocli import registry
@@ -51,6 +50,8 @@ def pooled(claim: Pooled, data):
     for label, rows in data.items():
         order = [c for c in ("cell", "step", "oracle_calls") if c in rows.columns]
         last = rows.sort_values(order, kind="stable").groupby("cell", sort=False).tail(1)
+        import pandas as pd
+
         v = pd.to_numeric(last["value"], errors="coerce").to_numpy(dtype=float)
         v = np.where(np.isfinite(v), v, _worst(direction))
         vals[label] = (getattr(np, stat)(v), v.size)

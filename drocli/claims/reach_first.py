@@ -10,7 +10,6 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from drocli import registry
-from drocli.aggregate import final_values
 from drocli.claims import ClaimBase
 from drocli.claims.judge import SkipClaim, _curve_stats, _curves, _judge, fmt_values
 
@@ -58,6 +57,8 @@ def _fmt_budget(values) -> list[str]:
                 description="solver reaches a level of the metric first (in x)")
 def reach_first(claim: ReachFirst, data):
     """The solver reaches `level` at a smaller x than every other (others may never)."""
+    from drocli.aggregate import final_values
+
     direction = claim.direction
     x = claim.x
     curves = _curves(data, claim)

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
-from drocli.aggregate import STANDARD_COLUMNS, apply_filter
 from drocli.errors import DrocliError, did_you_mean
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def final_frame(records: pd.DataFrame, metrics: list[str], filt: dict | None = None,
                 where: str = "figure") -> pd.DataFrame:
     """One row per cell: label, seed, the swept parameters and each metric's value at the
     cell's last checkpoint (NaN where a metric is missing or not finite)."""
+    import pandas as pd
+
+    from drocli.aggregate import STANDARD_COLUMNS, apply_filter
+
     have = sorted(map(str, records["metric"].dropna().unique()))
     for m in metrics:
         if m not in have:

@@ -28,15 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
 
 from drocli import registry
-from drocli.aggregate import apply_filter
 from drocli.errors import DrocliError, did_you_mean
 from drocli.records import param_column, read_artifacts
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.figure import Figure
 
 # Spec 003 §3.1.5 (official plotting code): one colour per method.
@@ -122,6 +121,10 @@ def pref_vector(value) -> np.ndarray | None:
 
 def final_table(records: pd.DataFrame, fig: ObjectiveSpaceFigure) -> pd.DataFrame:
     """One row per cell: label, seed, pref value and every metric's final value (wide)."""
+    import pandas as pd
+
+    from drocli.aggregate import apply_filter
+
     where = f"figures[{fig.name}]"
     rows = apply_filter(records, fig.filter, where=f"{where}.filter")
     rows = rows[rows["label"].astype(str).isin(fig.rows)]
@@ -189,6 +192,8 @@ def panel_points(records: pd.DataFrame, fig: ObjectiveSpaceFigure, context: dict
     Seed columns: each cell's final x/y metrics. `average`: f at the seed-mean final θ, per
     preference (decision-space averaging, spec 003 §3.1.5).
     """
+    import pandas as pd
+
     where = f"figures[{fig.name}]"
     table = final_table(records, fig) if table is None else table
     arrays = arrays or CellArrays(context or {}, fig)
@@ -227,6 +232,7 @@ def _isnan(v) -> bool:
 
 
 def _sorted(df: pd.DataFrame) -> pd.DataFrame:
+
     if df.empty:
         return df.reset_index(drop=True)
     key = df["pref"].map(lambda v: float(pref_vector(v)[0]) if pref_vector(v) is not None

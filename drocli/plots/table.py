@@ -5,16 +5,18 @@ Paper 003's Table 2 is this kind."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from drocli import registry
 from drocli.errors import DrocliError, did_you_mean
 from drocli.plots.finals import final_frame, ordered_labels
 from drocli.records import atomic_write_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class TableMetric(BaseModel):
@@ -42,6 +44,8 @@ class TableSpec(BaseModel):
 
 def table_frame(records: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
     """Tidy statistics: row, metric, label, mean, std (ddof 0), n (seeds)."""
+    import pandas as pd
+
     where = f"figures[{spec.name}]"
     finals = final_frame(records, [m.metric for m in spec.metrics], spec.filter, where)
     if spec.rows is not None and spec.rows not in finals.columns:

@@ -30,7 +30,6 @@ from typing import Literal
 
 import numpy as np
 from pydantic import Field
-from scipy.optimize import minimize
 
 from drocli import registry
 from drocli.data.base import GroupedData
@@ -135,6 +134,8 @@ def saddle_opt(W, sigma, rstar, radius, loss) -> tuple[float, np.ndarray]:
             return 2.0 * diff
         dist = np.sqrt(np.sum(diff ** 2, axis=1) + sigma ** 2)
         return C_ABS * diff / dist[:, None]
+
+    from scipy.optimize import minimize
 
     w0 = project(W.mean(axis=0), radius)
     z0 = np.concatenate([w0, [float(excess(w0).max())]])

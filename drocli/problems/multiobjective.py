@@ -30,7 +30,6 @@ import math
 
 import numpy as np
 from pydantic import Field, field_validator
-from scipy.optimize import brentq, minimize_scalar
 
 from drocli import registry
 from drocli.data.base import GroupedData
@@ -61,6 +60,8 @@ def front(n: int = 1000) -> np.ndarray:
 
 def tch_optimum_u(w) -> float:
     """u in [-1, 1] with w1 f1(u) = w2 f2(u): the TCH solution θ* = u c 1 (w > 0)."""
+    from scipy.optimize import brentq
+
     w = np.asarray(w, dtype=np.float64)
 
     def g(u):
@@ -102,6 +103,8 @@ def vlmop2_values(theta) -> np.ndarray:
 
 def front_distance(F) -> float:
     """Euclidean distance from an objective vector F (2,) to the analytic front."""
+    from scipy.optimize import minimize_scalar
+
     F = np.asarray(F, dtype=np.float64)
     us = np.linspace(-1.0, 1.0, 2001)
     d2 = np.sum((front_point(us) - F) ** 2, axis=1)
