@@ -289,6 +289,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
                           fix="remove the duplicated solver entry or seed")
     pending = [c for c in cells if force or not records.is_finished(out, c.id)]
     if not pending and _up_to_date(out, spec, ids):
+        ownership.claim(out, spec.name)          # marks a folder recorded before marks
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells done and "
             f"records.csv current -> {out}")
         return RunSummary(out, len(cells), len(cells), 0, [], out / "records.csv")

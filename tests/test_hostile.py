@@ -65,8 +65,10 @@ def test_refuses_another_experiments_folder(done_run, tiny_spec, tmp_path, capsy
 def test_same_experiment_resumes_and_force_reruns(done_run, tiny_spec, capsys):
     mark = (done_run / ".drocli.json").read_text()
     assert '"experiment": "tiny"' in mark
+    before = snapshot(done_run)
     assert call("run", tiny_spec, "--profile", "smoke", "--out", done_run) == 0
-    assert "0 to run" in capsys.readouterr().err
+    assert "all 4 cells done and records.csv current" in capsys.readouterr().err
+    assert snapshot(done_run) == before                     # a resumed run rewrites nothing
     assert call("run", tiny_spec, "--profile", "smoke", "--out", done_run, "--force") == 0
     assert (done_run / ".drocli.json").read_text() == mark
 
