@@ -305,3 +305,42 @@ def test_compare_reference_nan_and_swept_parameter():
     lines = compare_reference(rec, ref)
     assert len(lines) == 1 and "gamma_w=0.1" in lines[0] and "NaN" in lines[0]
     assert compare_reference(ref, ref.copy()) == []
+
+
+def test_paired_effects_t_interval_and_verdicts():
+    """Paired differences over common seeds, signed toward the claim, with the two-sided
+    t-interval (checked against the textbook numbers) and the three-way verdict."""
+    import math
+
+    import pandas as pd
+
+    from drocli.claims.judge import overall, paired_effects
+
+    solver = pd.Series([1.0, 2.0, 3.0, 9.0], index=[0, 1, 2, 3])
+    other = pd.Series([2.0, 4.0, 6.0], index=[0, 1, 2])           # seed 3 unpaired
+    e = paired_effects({"A": solver, "B": other}, "A", ["B"])["B"]
+    # d = [1, 2, 3]: mean 2, sd 1; with 2 degrees of freedom the t CDF is
+    # 1/2 + t / (2 sqrt(2 + t^2)), so t(0.975) solves t / sqrt(2 + t^2) = 0.95
+    half = math.sqrt(2 * 0.95 ** 2 / (1 - 0.95 ** 2)) / math.sqrt(3)
+    assert e["n"] == 3 and e["mean"] == pytest.approx(2.0)
+    assert (e["lo"], e["hi"]) == pytest.approx((2 - half, 2 + half), rel=1e-12)
+    assert e["verdict"] == "inconclusive"                          # 2 - 2.48 < 0
+    tight = pd.Series([2.0, 3.0, 4.01], index=[0, 1, 2])            # d = [1, 1, 1.01]
+    assert paired_effects({"A": solver, "B": tight}, "A", ["B"])["B"]["verdict"] == "holds"
+    worse = pd.Series([0.0, 1.0, 1.99], index=[0, 1, 2])
+    assert paired_effects({"A": solver, "B": worse}, "A", ["B"])["B"]["verdict"] == \
+        "not_reproduced"
+    # above, with a threshold from the paper: the interval must clear the margin
+    up = paired_effects({"A": tight, "B": solver}, "A", ["B"], direction="above", margin=0.5)
+    assert up["B"]["verdict"] == "holds"
+    up = paired_effects({"A": tight, "B": solver}, "A", ["B"], direction="above", margin=1.5)
+    assert up["B"]["verdict"] == "not_reproduced"
+    nan = pd.Series([2.0, float("nan"), 4.01], index=[0, 1, 2])
+    e = paired_effects({"A": solver, "B": nan}, "A", ["B"])["B"]
+    assert e["n"] == 2 and e["unpaired"] == 1
+    one = paired_effects({"A": solver.iloc[:1], "B": other.iloc[:1]}, "A", ["B"])["B"]
+    assert one["lo"] is None and one["verdict"] == "inconclusive"   # one seed: no interval
+    assert overall({"B": {"verdict": "holds"}, "C": {"verdict": "inconclusive"}}) == \
+        "inconclusive"
+    assert overall({"B": {"verdict": "holds"}, "C": {"verdict": "not_reproduced"}}) == \
+        "not_reproduced"

@@ -13,6 +13,11 @@ model (the common fields of `ClaimBase` plus its own, tagged by `kind`) and a pu
   `false` compares seed means. Default: the kind's (true for `final_below`);
 - curve kinds use the seed curves interpolated on their common grid (`drocli.aggregate`).
 
+Comparative kinds judged on per-seed values also report, for every other label, the paired
+differences over seeds with their t-interval (`judge.paired_effects`, 95 %) and a
+statistical verdict (holds / not_reproduced / inconclusive); the statuses below do not use
+it yet (issue 18: they switch together with the faithfulness pass of the specs).
+
 Statuses: holds, fails, not_reproduced (claim marked `reproduced: false` that indeed does
 not hold; `reproduced: [paper]` marks it reproduced on the listed profiles only),
 unexpectedly_holds (marked not reproduced but holds; reported, never a failure), skipped
@@ -107,15 +112,20 @@ class ClaimResult:
     detail: str
     reproduced: bool = True
     values: dict = field(default_factory=dict)   # label -> compared number (seed mean)
+    effects: dict = field(default_factory=dict)  # other -> paired effect and interval
 
     @property
     def failed(self) -> bool:
         return self.status == "fails"
 
     def to_dict(self) -> dict:
+        from drocli.claims.judge import overall
+
         return {"id": self.id, "text": self.text, "kind": self.kind, "status": self.status,
                 "detail": self.detail, "reproduced": self.reproduced,
-                "values": {k: _json_num(v) for k, v in self.values.items()}}
+                "values": {k: _json_num(v) for k, v in self.values.items()},
+                "effects": self.effects,
+                "statistical": overall(self.effects) if self.effects else None}
 
 
 def _json_num(v):
@@ -146,9 +156,9 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
     reproduced = claim.reproduced if isinstance(claim.reproduced, bool) \
         else profile in claim.reproduced
 
-    def result(status, detail, values=None):
+    def result(status, detail, values=None, effects=None):
         return ClaimResult(claim.id, claim.text, claim.kind, status, detail, reproduced,
-                           dict(values or {}))
+                           dict(values or {}), dict(effects or {}))
 
     if claim.profiles is not None and profile not in claim.profiles:
         return result("skipped", f"profile {profile!r} not in {claim.profiles}")
@@ -172,14 +182,16 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
         return result("skipped", f"label(s) missing from the records{what}{filt}: "
                       f"{', '.join(missing)} (present: {', '.join(have) or 'none'})")
     try:
-        holds, detail, values = registry.get("claim", claim.kind).func(claim, data)
+        res = registry.get("claim", claim.kind).func(claim, data)
+        holds, detail, values = res[:3]
+        effects = res[3] if len(res) > 3 else {}
     except SkipClaim as exc:
         return result("skipped", str(exc))
     if reproduced:
         status = "holds" if holds else "fails"
     else:
         status = "unexpectedly_holds" if holds else "not_reproduced"
-    return result(status, detail, values)
+    return result(status, detail, values, effects)
 
 
 TAGS = {"holds": "HOLDS", "fails": "FAILS", "not_reproduced": "NOT REPRODUCED (expected)",

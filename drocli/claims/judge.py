@@ -80,6 +80,73 @@ def _relation(solver: str, sval: float, others: dict[str, float], ok: dict[str, 
     return f"{solver} {shown[0]}{unit} " + "; ".join(parts)
 
 
+CONFIDENCE = 0.95
+
+
+def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], *,
+                   direction: str = "below", margin: float = 0.0, factor: float = 1.0,
+                   confidence: float = CONFIDENCE) -> dict[str, dict]:
+    """Per other label: the paired differences d_s over the seeds both have, signed so that
+    d > 0 is the claimed direction (below: factor*other - solver; above: solver -
+    factor*other), their mean and its two-sided t-interval at `confidence`, and the
+    statistical verdict against the threshold `margin`: holds (interval above it),
+    not_reproduced (interval below it), inconclusive (it contains the threshold, or fewer than
+    two finite pairs). Seeds where either value diverged are counted, not paired."""
+    from scipy import stats as sps
+
+    out = {}
+    for o in others:
+        common = [k for k in stats[solver].index if k in set(stats[o].index)]
+        a = stats[solver].loc[common].to_numpy(dtype=float)
+        b = stats[o].loc[common].to_numpy(dtype=float)
+        d = factor * b - a if direction == "below" else a - factor * b
+        ok = np.isfinite(d)
+        dd = d[ok]
+        e = {"n": int(ok.sum()), "unpaired": int((~ok).sum()), "threshold": float(margin),
+             "confidence": confidence, "mean": None, "lo": None, "hi": None,
+             "verdict": "inconclusive"}
+        if dd.size:
+            e["mean"] = float(dd.mean())
+        if dd.size >= 2:
+            half = float(sps.t.ppf(0.5 + confidence / 2, dd.size - 1)
+                         * dd.std(ddof=1) / math.sqrt(dd.size))
+            e["lo"], e["hi"] = e["mean"] - half, e["mean"] + half
+            if e["lo"] > margin:
+                e["verdict"] = "holds"
+            elif e["hi"] < margin:
+                e["verdict"] = "not_reproduced"
+        out[o] = e
+    return out
+
+
+def overall(effects: dict[str, dict]) -> str:
+    """holds if it holds against every other, not_reproduced if against any, else
+    inconclusive."""
+    verdicts = [e["verdict"] for e in effects.values()]
+    if verdicts and all(v == "holds" for v in verdicts):
+        return "holds"
+    if any(v == "not_reproduced" for v in verdicts):
+        return "not_reproduced"
+    return "inconclusive"
+
+
+def effects_text(effects: dict[str, dict]) -> str:
+    """'paired 95 %: B +0.012 [0.004, 0.020] holds; C ... -> inconclusive'."""
+    if not effects:
+        return ""
+    conf = next(iter(effects.values()))["confidence"]
+    parts = []
+    for o, e in effects.items():
+        if e["lo"] is None:
+            shown = f"{e['mean']:+.3g}" if e["mean"] is not None else "n/a"
+            parts.append(f"{o} {shown} (n = {e['n']}, no interval)")
+        else:
+            parts.append(f"{o} {e['mean']:+.3g} [{e['lo']:.3g}, {e['hi']:.3g}] {e['verdict']}")
+        if e["unpaired"]:
+            parts[-1] += f" ({e['unpaired']} diverged pair(s) left out)"
+    return f"paired {conf:.0%}: " + "; ".join(parts) + f" -> {overall(effects)}"
+
+
 def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
            margin: float = 0.0, factor: float = 1.0, fmt=fmt_values, unit: str = "",
            prefix: str = "", mean_curve_of: list | None = None):
@@ -137,7 +204,12 @@ def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
         holds = all(ok.values())
     if margin:
         tail += f"; margin {margin:g}"
-    return holds, f"{prefix}{line} ({tail})", means
+    effects = {}
+    if mean_curve_of is None:           # per-seed values: paired differences apply
+        effects = paired_effects(stats, solver, others, direction=direction, margin=margin,
+                                 factor=factor)
+        tail += "; " + effects_text(effects)
+    return holds, f"{prefix}{line} ({tail})", means, effects
 
 
 def _final_stats(data: dict[str, pd.DataFrame], claim, column: str = "value"

@@ -85,11 +85,11 @@ def reach_first(claim: ReachFirst, data):
                                   lambda xs, ys: _first_reach(xs, ys, level, direction),
                                   curves=curves)
     # reaching earlier is "below" in x, whatever the direction of the metric
-    holds, detail, means = _judge(claim, {k: v.fillna(math.inf) for k, v in stats.items()},
+    holds, detail, means, effects = _judge(claim, {k: v.fillna(math.inf) for k, v in stats.items()},
                                   direction="below", fmt=_fmt_budget, mean_curve_of=mean_of,
                                   prefix=f"first {x} with {claim.metric} "
                                          f"{'<=' if direction == 'below' else '>='} {how}: ")
     if not math.isfinite(means[claim.solver]):
         holds = False
         detail += f"; {claim.solver} never reaches it"
-    return holds, detail, means
+    return holds, detail, means, effects
