@@ -67,7 +67,7 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
         skip_memory_check):
     """Run the experiment described by SPEC and write tidy CSV.
 
-    Writes OUT/records.csv (one row per cell, checkpoint and metric), OUT/spec.yaml
+    Writes OUT/records.csv.gz (one row per cell, checkpoint and metric), OUT/spec.yaml
     (the resolved spec) and OUT/manifest.json (provenance and per-cell status).
     """
     from drocli import records, runner

@@ -1,9 +1,10 @@
-"""records.csv checked against the run's manifest before `plot` or `check` read it.
+"""The records (records.csv.gz) checked against the run's manifest before `plot` or `check`
+read them.
 
 A results folder's records must be what `drocli run` wrote: the columns and their types,
 one row per (cell, step, metric), only cells the manifest lists, every finished cell
 present, and (for runs that recorded them) the row count and checksum the manifest holds.
-Anything else is refused with exit 2 and the fix (re-run, which rebuilds records.csv from
+Anything else is refused with exit 2 and the fix (re-run, which rebuilds the records from
 the cells). Cells that did not finish make the folder *incomplete*: verdicts say so.
 """
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 NUMERIC = ("step", "oracle_calls", "time_s", "value")
 FINISHED = ("done", "diverged", "timeout")
-FIX = "re-run `drocli run SPEC --out RESULTS_DIR` (it rebuilds records.csv from the cells)"
+FIX = "re-run `drocli run SPEC --out RESULTS_DIR` (it rebuilds the records from the cells)"
 
 
 @dataclass(frozen=True)
@@ -64,14 +65,16 @@ def validate(results_dir: Path, df: pd.DataFrame) -> Completeness:
     """Refuse corrupted records (DrocliError); return how many cells are finished."""
     import pandas as pd
 
-    path = Path(results_dir) / "records.csv"
+    from drocli.records import records_path
+
+    path = records_path(results_dir)
     where = str(path)
     man = manifest(results_dir)
     if man.get("records_rows") is not None and man["records_rows"] != len(df):
-        raise DrocliError(f"records.csv has {len(df)} rows, the manifest says "
+        raise DrocliError(f"{path.name} has {len(df)} rows, the manifest says "
                           f"{man['records_rows']} (truncated or edited)", file=where, fix=FIX)
     if man.get("records_sha1") and man["records_sha1"] != file_digest(path):
-        raise DrocliError("records.csv differs from what the run wrote (checksum in the "
+        raise DrocliError(f"{path.name} differs from what the run wrote (checksum in the "
                           "manifest)", file=where, fix=FIX)
     for col in NUMERIC:
         raw = df[col]
@@ -96,13 +99,13 @@ def validate(results_dir: Path, df: pd.DataFrame) -> Completeness:
     have = set(df["cell"].astype(str))
     foreign = sorted(have - set(cells))
     if foreign:
-        raise DrocliError(f"{len(foreign)} cell(s) in records.csv are not in the manifest "
+        raise DrocliError(f"{len(foreign)} cell(s) in the records are not in the manifest "
                           f"(e.g. {foreign[0]})", file=where, fix=FIX)
     finished = [c for c, st in cells.items()
                 if isinstance(st, dict) and st.get("status") in FINISHED]
     missing = [c for c in finished if c not in have]
     if missing:
-        raise DrocliError(f"{len(missing)} finished cell(s) have no rows in records.csv "
+        raise DrocliError(f"{len(missing)} finished cell(s) have no rows in the records "
                           f"(e.g. {missing[0]})", file=where, fix=FIX)
     return Completeness(len(finished), len(cells))
 

@@ -7,6 +7,7 @@ plus one column per swept parameter.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import platform
@@ -247,9 +248,37 @@ def _cell_value(v):
     return v
 
 
+RECORDS = "records.csv.gz"         # gzip of the tidy CSV, deterministic bytes
+LEGACY_RECORDS = "records.csv"     # plain CSV of folders written before compression
+GZIP_LEVEL = 6
+MAX_RECORDS_BYTES = 4 << 30        # decompressed: a results folder is never larger
+
+
+def records_path(results_dir: Path) -> Path:
+    """The records file of a results folder: records.csv.gz, else a legacy records.csv
+    (the .gz name when neither exists)."""
+    gz = Path(results_dir) / RECORDS
+    plain = Path(results_dir) / LEGACY_RECORDS
+    return plain if plain.exists() and not gz.exists() else gz
+
+
 def write_records(out: Path, df: pd.DataFrame) -> Path:
-    path = Path(out) / "records.csv"
-    atomic_write_text(path, df.to_csv(index=False, float_format="%.17g"))
+    """records.csv.gz: the tidy CSV (%.17g floats) gzipped with a zero timestamp and no file
+    name, so the same records give the same bytes; a legacy records.csv is removed."""
+    import gzip
+
+    text = df.to_csv(index=False, float_format="%.17g").encode()
+
+    def write(fh):
+        with gzip.GzipFile(filename="", mode="wb", fileobj=fh, compresslevel=GZIP_LEVEL,
+                           mtime=0) as gz:
+            gz.write(text)
+
+    path = Path(out) / RECORDS
+    atomic_write(path, write)
+    legacy = Path(out) / LEGACY_RECORDS
+    if legacy.exists():
+        legacy.unlink()
     return path
 
 
@@ -265,35 +294,54 @@ def results_file(results_dir: Path, name: str) -> Path:
     return path
 
 
+def records_bytes(path: Path) -> bytes:
+    """The CSV bytes of a records file (gunzipped, bounded); DrocliError if corrupt."""
+    import gzip
+    import zlib
+
+    fix = "re-run `drocli run` to rebuild it"
+    raw = path.read_bytes()
+    if path.suffix != ".gz":
+        return raw
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+            text = gz.read(MAX_RECORDS_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as e:
+        raise DrocliError(f"{path.name} is not a complete gzip file ({e})", file=str(path),
+                          fix=fix) from None
+    if len(text) > MAX_RECORDS_BYTES:
+        raise DrocliError(f"{path.name} decompresses to more than 4 GiB", file=str(path),
+                          fix=fix)
+    return text
+
+
 def read_records(results_dir: Path) -> pd.DataFrame:
-    """records.csv as a frame; a file that is not drocli's tidy CSV is a one-line error."""
+    """The records as a frame; a file that is not drocli's tidy CSV is a one-line error."""
     import pandas as pd
 
-    path = results_file(results_dir, "records.csv")
+    if not Path(results_dir).is_dir():
+        results_file(results_dir, RECORDS)
+    path = records_path(results_dir)
+    if not path.exists():
+        results_file(results_dir, RECORDS)
+    name = path.name
     fix = "re-run `drocli run` to rebuild it"
-    with open(path, "rb") as fh:
-        head = fh.read(4096)
-        fh.seek(0, os.SEEK_END)
-        size = fh.tell()
-        if size:
-            fh.seek(size - 1)
-            last = fh.read(1)
-    if size == 0:
-        raise DrocliError("records.csv is empty", file=str(path), fix=fix)
-    if b"\0" in head:
-        raise DrocliError("records.csv is a binary file", file=str(path), fix=fix)
-    if last != b"\n":
-        raise DrocliError("records.csv ends in the middle of a line (cut short)",
-                          file=str(path), fix=fix)
+    data = records_bytes(path)
+    if not data:
+        raise DrocliError(f"{name} is empty", file=str(path), fix=fix)
+    if b"\0" in data[:4096]:
+        raise DrocliError(f"{name} is a binary file", file=str(path), fix=fix)
+    if not data.endswith(b"\n"):
+        raise DrocliError(f"{name} ends in the middle of a line (cut short)", file=str(path),
+                          fix=fix)
     try:
-        df = pd.read_csv(path)
+        df = pd.read_csv(io.BytesIO(data))
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as e:
-        raise DrocliError(f"records.csv is not readable CSV: {e}", file=str(path),
+        raise DrocliError(f"{name} is not readable CSV: {e}", file=str(path),
                           fix=fix) from None
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
-        raise DrocliError(f"records.csv lacks columns {missing}", file=str(path),
-                          fix="re-run `drocli run` to rebuild it")
+        raise DrocliError(f"{name} lacks columns {missing}", file=str(path), fix=fix)
     return df
 
 

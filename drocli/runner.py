@@ -242,7 +242,7 @@ def _up_to_date(out: Path, spec: Spec, ids: list[str]) -> bool:
         return False
     if man.get("spec_sha1") != hashlib.sha1(dump_spec(spec).encode()).hexdigest():
         return False
-    rec = out / "records.csv"
+    rec = records.records_path(out)
     return rec.is_file() and file_digest(rec) == man["records_sha1"]
 
 
@@ -275,7 +275,7 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
 def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         scheduler: str | None = None, force: bool = False, quiet: bool = False,
         log=print) -> RunSummary:
-    """Run every unfinished cell of `spec` into `out`, then merge records.csv. Workers
+    """Run every unfinished cell of `spec` into `out`, then merge records.csv.gz. Workers
     return each cell's rows, status and artifacts; this process writes them (atomically,
     cell by cell, so an interrupted run resumes)."""
     out = Path(out)
@@ -291,8 +291,8 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     if not pending and _up_to_date(out, spec, ids):
         ownership.claim(out, spec.name)          # marks a folder recorded before marks
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells done and "
-            f"records.csv current -> {out}")
-        return RunSummary(out, len(cells), len(cells), 0, [], out / "records.csv")
+            f"records current -> {out}")
+        return RunSummary(out, len(cells), len(cells), 0, [], records.records_path(out))
     remote = backend == "dask" and bool(scheduler or os.environ.get("DROCLI_DASK_SCHEDULER"))
     if not remote:
         preflight(pending)

@@ -16,7 +16,7 @@ from tests.conftest import call
 def test_run_plot_check_list(tiny_spec, tmp_path, capsys):
     out = tmp_path / "res"
     assert call("run", tiny_spec, "--out", out, "-q") == 0
-    df = pd.read_csv(out / "records.csv")
+    df = pd.read_csv(out / "records.csv.gz")
     assert set(COLUMNS) <= set(df.columns)
     assert sorted(df["label"].unique()) == ["ALEG", "SMD"]
     assert sorted(df["seed"].unique()) == [0, 1]
@@ -45,7 +45,7 @@ def test_run_plot_check_list(tiny_spec, tmp_path, capsys):
 def test_resume_skips_finished_cells(tiny_spec, tmp_path, capsys):
     out = tmp_path / "res"
     assert call("run", tiny_spec, "--out", out, "-q") == 0
-    first = pd.read_csv(out / "records.csv")
+    first = pd.read_csv(out / "records.csv.gz")
     cells = sorted((out / "cells").glob("*.json"))
     # simulate an interrupted run: one cell lost its status marker, one a half-written temp file
     cells[0].unlink()
@@ -56,7 +56,7 @@ def test_resume_skips_finished_cells(tiny_spec, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "3 already done, 1 to run" in err
     assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())
-    again = pd.read_csv(out / "records.csv")
+    again = pd.read_csv(out / "records.csv.gz")
     key = ["cell", "step", "metric"]
     assert not again.duplicated(key).any()
     pd.testing.assert_frame_equal(first.sort_values(key).reset_index(drop=True)[["value"]],
@@ -81,7 +81,7 @@ def test_kill_and_resume_subprocess(tiny_spec, tmp_path):
     assert 2 <= done_before < 12
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
-    df = pd.read_csv(out / "records.csv")
+    df = pd.read_csv(out / "records.csv.gz")
     assert df["cell"].nunique() == 12
     assert not df.duplicated(["cell", "step", "metric"]).any()
     assert df["value"].notna().all()
@@ -92,13 +92,13 @@ def test_parallel_and_dask_identical(tiny_spec, tmp_path):
     assert call("run", tiny_spec, "--out", a, "-j", "1", "-q") == 0
     assert call("run", tiny_spec, "--out", b, "-j", "2", "-q") == 0
     key = ["cell", "step", "metric"]
-    va = pd.read_csv(a / "records.csv").sort_values(key).reset_index(drop=True)
-    vb = pd.read_csv(b / "records.csv").sort_values(key).reset_index(drop=True)
+    va = pd.read_csv(a / "records.csv.gz").sort_values(key).reset_index(drop=True)
+    vb = pd.read_csv(b / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert va["value"].tolist() == vb["value"].tolist()
     pytest.importorskip("dask.distributed")
     c = tmp_path / "c"
     assert call("run", tiny_spec, "--out", c, "-j", "2", "--backend", "dask", "-q") == 0
-    vc = pd.read_csv(c / "records.csv").sort_values(key).reset_index(drop=True)
+    vc = pd.read_csv(c / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert va["value"].tolist() == vc["value"].tolist()
 
 
@@ -263,3 +263,28 @@ def test_cells_of_the_earlier_two_file_format_are_still_read(tmp_path):
     assert a["value"].tolist()[0] == b["value"].tolist()[0] == 0.1 + 0.2
     assert a["value"].isna().tolist() == b["value"].isna().tolist() == [False, True]
     assert statuses[old.id]["status"] == statuses[new.id]["status"] == "done"
+
+
+def test_records_gzip_deterministic_and_legacy_csv_read(tiny_spec, tmp_path):
+    """records.csv.gz has the same bytes for the same records; a folder written before
+    compression (plain records.csv) is still checked and plotted, and a re-run rewrites it as
+    records.csv.gz."""
+    import gzip
+
+    from drocli.records import read_records, write_records
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    df = read_records(out)
+    first = (out / "records.csv.gz").read_bytes()
+    write_records(out, df)
+    assert (out / "records.csv.gz").read_bytes() == first
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    for name in ("spec.yaml", ".drocli.json"):
+        (legacy / name).write_bytes((out / name).read_bytes())
+    (legacy / "records.csv").write_bytes(gzip.decompress(first))
+    assert call("check", legacy) in (0, 1) and call("plot", legacy) == 0
+    pd.testing.assert_frame_equal(read_records(legacy), df)
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", legacy, "-q") == 0
+    assert (legacy / "records.csv.gz").exists() and not (legacy / "records.csv").exists()

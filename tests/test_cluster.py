@@ -89,8 +89,8 @@ def test_cluster_without_shared_file_system(cluster, tiny_spec, tmp_path):
                 "-q") == 0
     assert call("run", tiny_spec, "--out", local, "-j", "1", "-q") == 0
     key = ["cell", "step", "metric"]
-    a = pd.read_csv(out / "records.csv").sort_values(key).reset_index(drop=True)
-    b = pd.read_csv(local / "records.csv").sort_values(key).reset_index(drop=True)
+    a = pd.read_csv(out / "records.csv.gz").sort_values(key).reset_index(drop=True)
+    b = pd.read_csv(local / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert len(a) == len(b) > 0
     assert a["cell"].tolist() == b["cell"].tolist()
     assert a["value"].tolist() == b["value"].tolist()
@@ -133,6 +133,6 @@ def test_jobqueue_cluster_as_documented(tiny_spec, tmp_path):
         cluster.close()
     assert call("run", tiny_spec, "--out", local, "-j", "1", "-q") == 0
     key = ["cell", "step", "metric"]
-    a = pd.read_csv(out / "records.csv").sort_values(key).reset_index(drop=True)
-    b = pd.read_csv(local / "records.csv").sort_values(key).reset_index(drop=True)
+    a = pd.read_csv(out / "records.csv.gz").sort_values(key).reset_index(drop=True)
+    b = pd.read_csv(local / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert a["value"].tolist() == b["value"].tolist()

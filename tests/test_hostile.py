@@ -67,7 +67,7 @@ def test_same_experiment_resumes_and_force_reruns(done_run, tiny_spec, capsys):
     assert '"experiment": "tiny"' in mark
     before = snapshot(done_run)
     assert call("run", tiny_spec, "--profile", "smoke", "--out", done_run) == 0
-    assert "all 4 cells done and records.csv current" in capsys.readouterr().err
+    assert "all 4 cells done and records current" in capsys.readouterr().err
     assert snapshot(done_run) == before                     # a resumed run rewrites nothing
     assert call("run", tiny_spec, "--profile", "smoke", "--out", done_run, "--force") == 0
     assert (done_run / ".drocli.json").read_text() == mark
@@ -96,7 +96,7 @@ def test_files_get_the_users_umask(tiny_spec, tmp_path):
         assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
     finally:
         os.umask(old)
-    for name in ("records.csv", "manifest.json", "spec.yaml", ".drocli.json"):
+    for name in ("records.csv.gz", "manifest.json", "spec.yaml", ".drocli.json"):
         assert (out / name).stat().st_mode & 0o777 == 0o644, name
 
 
@@ -164,7 +164,7 @@ def test_os_errors_are_exit_2_with_path_and_fix(code_, word, tiny_spec, tmp_path
     """Disk full, a read-only or unwritable folder, a file-size limit: the user's to fix."""
     from drocli import records
 
-    target = tmp_path / "res" / "records.csv"
+    target = tmp_path / "res" / "records.csv.gz"
 
     def fail(path, text):
         raise OSError(code_, os.strerror(code_), str(target))
@@ -175,31 +175,40 @@ def test_os_errors_are_exit_2_with_path_and_fix(code_, word, tiny_spec, tmp_path
 
 
 def _edit_records(out: Path, how: str) -> None:
-    path = out / "records.csv"
-    text = path.read_text()
+    """Corrupt the records: the text inside the gzip (re-compressed), or the gzip itself."""
+    import gzip
+
+    path = out / "records.csv.gz"
+    raw = path.read_bytes()
+    text = gzip.decompress(raw).decode()
     lines = text.splitlines(keepends=True)
     if how == "cut_in_half":
-        path.write_text(text[: len(text) // 2])
+        path.write_bytes(raw[: len(raw) // 2])                # a cut download / copy
+        return
+    if how == "text_cut_in_half":
+        text = text[: len(text) // 2]
     elif how == "duplicated_rows":
-        path.write_text(text + "".join(lines[1:4]))
+        text += "".join(lines[1:4])
     elif how == "non_numeric":
         head, first = lines[0], lines[1].rstrip("\n").split(",")
         first[head.rstrip("\n").split(",").index("value")] = "abc"
-        path.write_text(head + ",".join(first) + "\n" + "".join(lines[2:]))
+        text = head + ",".join(first) + "\n" + "".join(lines[2:])
     elif how == "row_dropped":
-        path.write_text("".join(lines[:-1]))
+        text = "".join(lines[:-1])
     elif how == "binary":
         path.write_bytes(b"\x00\x01\x02" * 100 + b"\n")
+        return
     elif how == "empty":
-        path.write_text("")
+        text = ""
+    path.write_bytes(gzip.compress(text.encode(), mtime=0))
 
 
-@pytest.mark.parametrize("how", ["cut_in_half", "duplicated_rows", "non_numeric",
-                                 "row_dropped", "binary", "empty"])
+@pytest.mark.parametrize("how", ["cut_in_half", "text_cut_in_half", "duplicated_rows",
+                                 "non_numeric", "row_dropped", "binary", "empty"])
 def test_check_and_plot_refuse_corrupted_records(how, done_run, capsys):
     _edit_records(done_run, how)
     for cmd in ("check", "plot"):
-        one_line_exit_2(call(cmd, done_run), capsys, "records.csv", "fix:")
+        one_line_exit_2(call(cmd, done_run), capsys, "records.csv.gz", "fix:")
 
 
 def test_foreign_rows_refused_and_unfinished_cells_reported(done_run, capsys):
@@ -346,8 +355,8 @@ def test_two_runs_at_once_on_one_folder(tiny_spec, tmp_path):
     assert call("run", tiny_spec, "--out", alone, "-q") == 0
     assert call("run", tiny_spec, "--out", out, "-q") == 0     # the last merge sees every cell
     key = ["cell", "step", "metric"]
-    a = pd.read_csv(out / "records.csv").sort_values(key).reset_index(drop=True)
-    b = pd.read_csv(alone / "records.csv").sort_values(key).reset_index(drop=True)
+    a = pd.read_csv(out / "records.csv.gz").sort_values(key).reset_index(drop=True)
+    b = pd.read_csv(alone / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert not a.duplicated(key).any() and len(a) == len(b)
     assert a["value"].tolist() == b["value"].tolist()
     assert call("check", out) in (0, 1)                       # validated: not exit 2

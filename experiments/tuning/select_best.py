@@ -34,8 +34,9 @@ def main(argv=None):
     ap.add_argument("--finite", default="", help="a metric whose final value must be finite "
                     "for a cell to be eligible (e.g. objective_exact)")
     a = ap.parse_args(argv)
-    df = pd.concat([pd.read_csv(Path(r) / "records.csv") for r in a.results],
-                   ignore_index=True)
+    from drocli.records import read_records
+
+    df = pd.concat([read_records(Path(r)) for r in a.results], ignore_index=True)
     by = [c for c in a.by.split(",") if c]
     metrics = [m for m in a.metric.split(",") if m]
     final = df.sort_values(["cell", "step"], kind="stable").drop_duplicates(
