@@ -239,6 +239,41 @@ def show(spec_file, profile, sets):
     click.echo(dump_spec(spec), nl=False)
 
 
+@cli.command()
+@click.argument("results_dirs", metavar="RESULTS_DIR...", nargs=-1, required=True,
+                type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("docs/report"),
+              show_default=True, help="Report folder (Markdown and HTML pages, index).")
+@click.option("--readme", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the status block of this README (between its markers).")
+@click.option("--check", is_flag=True, help="With --readme: write nothing; exit 1 when the "
+              "block is stale.")
+def report(results_dirs, out, readme, check):
+    """Write a reproduction report of RESULTS_DIR...: per folder a Markdown and an HTML page
+    (figures, verdicts with paired effects and intervals, provenance) and an index; with
+    --readme, the README's generated status block (one line per folder)."""
+    import os
+
+    from drocli import report as rep
+
+    if check:
+        if readme is None:
+            raise DrocliError("--check needs --readme", key="--check",
+                              fix="drocli report results/* --readme README.md --check")
+        pages = [rep._load(d) for d in results_dirs]
+    else:
+        pages = rep.write(list(results_dirs), out)
+        click.echo(f"report: {out / 'index.html'} ({len(pages)} pages)")
+    if readme is not None:
+        link = os.path.relpath(out, Path(readme).parent)
+        current = rep.update_readme(readme, rep.readme_block(pages, link), check)
+        if check and not current:
+            click.echo(f"{readme}: the status block is stale; run `drocli report "
+                       f"{' '.join(map(str, results_dirs))} --readme {readme}`", err=True)
+            sys.exit(1)
+        click.echo(f"{readme}: status block {'current' if current else 'written'}")
+
+
 @cli.group()
 def data():
     """The papers' data sets: where they are expected, and downloading them.
