@@ -46,7 +46,8 @@ def claim(out: Path, experiment: str) -> None:
         if parent.exists() and not parent.is_dir():
             raise DrocliError(f"--out lies under the file {parent}", file=str(out), key="--out",
                               fix=fix_other)
-    if out.is_dir() and any(out.iterdir()):
+    # a mark being written by a concurrent run of the same command is a temp file
+    if out.is_dir() and any(not e.name.startswith(f"{MARK}.") for e in out.iterdir()):
         have = owner(out)
         if have is None:
             raise DrocliError("this folder is not empty and is not a drocli results folder; "
