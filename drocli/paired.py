@@ -20,11 +20,12 @@ FIX = "e.g. step: {nu: {0.0: 0.1, 0.5: 0.05}} keyed by a data or problem paramet
 
 
 class PairingError(ValueError):
-    """A table that does not resolve for a panel; `path` is the key path inside the value."""
+    """A table that does not resolve for a panel; `path` is the key path inside the value,
+    `name` the parameter whose table it is (set by `resolve`)."""
 
-    def __init__(self, message: str, path: str, fix: str):
+    def __init__(self, message: str, path: str, fix: str, name: str = ""):
         super().__init__(message)
-        self.path, self.fix = path, fix
+        self.path, self.fix, self.name = path, fix, name
 
 
 def is_table(value, panel: dict) -> bool:
@@ -59,6 +60,10 @@ def resolve(params: dict, panel: dict) -> tuple[dict, list[str]]:
     out, paired = dict(params), []
     for name, value in params.items():
         if is_table(value, panel):
-            out[name] = resolve_value(value, panel)
+            try:
+                out[name] = resolve_value(value, panel)
+            except PairingError as e:
+                e.name = name
+                raise
             paired.append(name)
     return out, paired

@@ -397,8 +397,7 @@ def _check_block(kind: str, name: str, params: dict, grid: dict, *, file: str, k
             try:
                 given_p, _ = paired.resolve(given, panel)
             except paired.PairingError as e:
-                name_ = next(n for n in given if paired.is_table(given[n], panel))
-                raise DrocliError(str(e), file=file, key=f"{where}.{name_}.{e.path}"
+                raise DrocliError(str(e), file=file, key=f"{where}.{e.name}.{e.path}"
                                   if where.endswith(".params") else where, fix=e.fix) from None
             try:
                 registry.validate_params(entry, given_p, file=file, key=f"{key}.params")

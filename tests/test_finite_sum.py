@@ -532,6 +532,10 @@ def test_paired_step_resolved_into_the_cells():
         load_spec(path, profile="smoke", overrides=parse_set(["data.grid.nu=[0.0, 0.7]"]))
     msg = str(ei.value)
     assert "solvers[0].params.step.nu" in msg and "nu = 0.7" in msg and "add 0.7" in msg
+    with pytest.raises(DrocliError) as ei:           # the failing table is named, not the first
+        load_spec(path, profile="smoke", overrides=parse_set(
+            ["solvers.L-SVRG.params.osmd_lr={nu: {0.0: 1.0e-6}}"]))
+    assert "params.osmd_lr.nu" in str(ei.value) and "nu = 0.5" in str(ei.value)
     with pytest.raises(DrocliError, match="solvers.0..params.step"):
         load_spec(path, profile="smoke", overrides=parse_set(
             ["solvers.SGD.params.step={nu: {0.0: -1, 0.5: 0.05, 1.0: 0.005}}"]))
