@@ -151,7 +151,7 @@ def merge_artifacts(out: Path, cells, statuses: dict | None = None) -> Path | No
     blobs, index = {}, []
     for c in cells:
         st = statuses.get(c.id) if statuses is not None else cell_status(out, c.id)
-        if not st or st.get("status") not in DONE:
+        if not finished(st):
             continue
         for name, arr in sorted(read_cell_artifacts(out, c.id).items()):
             arr = np.ascontiguousarray(arr)
@@ -196,9 +196,13 @@ def cell_status(out: Path, cell_id: str) -> dict | None:
     return read_cell(out, cell_id)[0]
 
 
+def finished(status: dict | None) -> bool:
+    """A cell status that marks the cell done (done, diverged or timeout)."""
+    return bool(status) and status.get("status") in DONE
+
+
 def is_finished(out: Path, cell_id: str) -> bool:
-    st = cell_status(out, cell_id)
-    return bool(st) and st.get("status") in DONE
+    return finished(cell_status(out, cell_id))
 
 
 def param_column(name: str) -> str:
@@ -224,7 +228,7 @@ def merge(out: Path, cells, fresh: dict | None = None) -> tuple[pd.DataFrame, di
     for c in cells:
         st, rows = fresh[c.id] if c.id in fresh else read_cell(out, c.id)
         statuses[c.id] = st
-        if not st or st.get("status") not in DONE or not rows:
+        if not finished(st) or not rows:
             continue
         n = len(rows)
         for j, name in enumerate(ROW_FIELDS):

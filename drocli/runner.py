@@ -20,6 +20,7 @@ from drocli import ownership, records, registry
 from drocli.cells import Cell, expand
 from drocli.errors import DrocliError
 from drocli.integrity import file_digest
+from drocli.integrity import manifest as read_manifest
 from drocli.monitor import Monitor
 from drocli.spec import Spec, dump_spec
 
@@ -228,19 +229,16 @@ def _progress(total: int, quiet: bool):
     return tqdm(total=total, unit="cell", desc="drocli run", file=sys.stderr, dynamic_ncols=True)
 
 
-def _up_to_date(out: Path, spec: Spec, ids: list[str]) -> bool:
+def _up_to_date(out: Path, spec_sha1: str, ids: list[str]) -> bool:
     """Nothing to run and nothing to rewrite: the manifest lists exactly these cells, was
-    written for this resolved spec, and records.csv still has the checksum it recorded."""
-    path = out / "manifest.json"
+    written for this resolved spec, and the records still have the checksum it recorded."""
     try:
-        man = json.loads(path.read_text())
-    except (OSError, ValueError):
+        man = read_manifest(out)
+    except DrocliError:
         return False
-    if not isinstance(man, dict) or not man.get("records_sha1"):
+    if not man.get("records_sha1") or set(man.get("cells") or ()) != set(ids):
         return False
-    if set(man.get("cells") or ()) != set(ids):
-        return False
-    if man.get("spec_sha1") != hashlib.sha1(dump_spec(spec).encode()).hexdigest():
+    if man.get("spec_sha1") != spec_sha1:
         return False
     rec = records.records_path(out)
     return rec.is_file() and file_digest(rec) == man["records_sha1"]
@@ -287,8 +285,12 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     if len(set(ids)) != len(ids):
         raise DrocliError("two cells have identical settings", key="solvers",
                           fix="remove the duplicated solver entry or seed")
-    pending = [c for c in cells if force or not records.is_finished(out, c.id)]
-    if not pending and _up_to_date(out, spec, ids):
+    # each cell file is read once: to know what is pending and, finished, for the merge
+    known = {} if force else {c.id: records.read_cell(out, c.id) for c in cells}
+    pending = [c for c in cells if force or not records.finished(known[c.id][0])]
+    spec_text = dump_spec(spec)
+    spec_sha1 = hashlib.sha1(spec_text.encode()).hexdigest()
+    if not pending and _up_to_date(out, spec_sha1, ids):
         ownership.claim(out, spec.name)          # marks a folder recorded before marks
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells done and "
             f"records current -> {out}")
@@ -306,7 +308,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         ownership.claim(out, spec.name)
         log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
             f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
-        fresh: dict = {}
+        fresh = {k: v for k, v in known.items() if records.finished(v[0])}
         failed = _run_pending(pending, out, spec, n_jobs, backend, client, quiet, log, fresh)
     finally:
         if client is not None:
@@ -316,7 +318,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     df, cell_st = records.merge(out, cells, fresh)
     rec_path = records.write_records(out, df)
     records.merge_artifacts(out, cells, cell_st)
-    records.atomic_write_text(out / "spec.yaml", dump_spec(spec))
+    records.atomic_write_text(out / "spec.yaml", spec_text)
     statuses = {}
     for c in cells:
         st = cell_st.get(c.id) or {"status": "missing"}
@@ -324,7 +326,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
                           "error": st.get("error")}
     manifest = {"experiment": spec.name, "profile": spec.profile, "started": started,
                 "finished": datetime.now(timezone.utc).isoformat(),
-                "spec_sha1": hashlib.sha1(dump_spec(spec).encode()).hexdigest(),
+                "spec_sha1": spec_sha1,
                 "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
                 "records_rows": len(df), "records_sha1": file_digest(rec_path),
                 **records.provenance(), "cells": statuses}
