@@ -16,7 +16,6 @@ atomically. `--mirror URL` replaces the base address and keeps the file names.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from drocli.errors import DrocliError
+from drocli.integrity import file_digest
 
 CHUNK = 1 << 20
 TIMEOUT_S = 60
@@ -54,14 +54,6 @@ class Downloads:
 
     def url(self, remote: Remote, mirror: str | None = None) -> str:
         return (mirror or self.base).rstrip("/") + "/" + remote.name
-
-
-def _digest(path: Path, algo: str) -> str:
-    h = hashlib.new(algo)
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _progress(total: int | None, name: str, start: int):
@@ -135,14 +127,14 @@ def _verify(part: Path, remote: Remote, folder: Path, url: str) -> dict | None:
     """Raise (and drop the part) on a checksum mismatch; the record to keep for a file
     trusted on first download."""
     if remote.md5:
-        got = _digest(part, "md5")
+        got = file_digest(part, "md5")
         if got != remote.md5:
             part.unlink()
             raise DrocliError(f"checksum mismatch for {remote.name}: MD5 {got}, the publisher "
                               f"gives {remote.md5}; nothing was placed", file=url,
                               fix="download again, or from another --mirror")
         return None
-    record = {"size": part.stat().st_size, "sha256": _digest(part, "sha256")}
+    record = {"size": part.stat().st_size, "sha256": file_digest(part, "sha256")}
     seen = _known(folder).get(remote.name)
     if seen and seen != record:
         part.unlink()

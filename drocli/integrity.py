@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 NUMERIC = ("step", "oracle_calls", "time_s", "value")
-FINISHED = ("done", "diverged", "timeout")
 FIX = "re-run `drocli run SPEC --out RESULTS_DIR` (it rebuilds the records from the cells)"
 
 
@@ -39,8 +38,9 @@ class Completeness:
         return "" if self.complete else f"incomplete: {self.finished} of {self.total} cells"
 
 
-def file_digest(path: Path) -> str:
-    h = hashlib.sha1()
+def file_digest(path: Path, algo: str = "sha1") -> str:
+    """Hex digest of a file, read in 1 MiB blocks."""
+    h = hashlib.new(algo)
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
@@ -65,7 +65,7 @@ def validate(results_dir: Path, df: pd.DataFrame) -> Completeness:
     """Refuse corrupted records (DrocliError); return how many cells are finished."""
     import pandas as pd
 
-    from drocli.records import records_path
+    from drocli.records import finished, records_path
 
     path = records_path(results_dir)
     where = str(path)
@@ -101,13 +101,12 @@ def validate(results_dir: Path, df: pd.DataFrame) -> Completeness:
     if foreign:
         raise DrocliError(f"{len(foreign)} cell(s) in the records are not in the manifest "
                           f"(e.g. {foreign[0]})", file=where, fix=FIX)
-    finished = [c for c, st in cells.items()
-                if isinstance(st, dict) and st.get("status") in FINISHED]
-    missing = [c for c in finished if c not in have]
+    done = [c for c, st in cells.items() if isinstance(st, dict) and finished(st)]
+    missing = [c for c in done if c not in have]
     if missing:
         raise DrocliError(f"{len(missing)} finished cell(s) have no rows in the records "
                           f"(e.g. {missing[0]})", file=where, fix=FIX)
-    return Completeness(len(finished), len(cells))
+    return Completeness(len(done), len(cells))
 
 
 def read_checked(results_dir: Path) -> tuple[pd.DataFrame, Completeness]:
