@@ -14,6 +14,7 @@ from pydantic import Field
 
 from drocli import registry
 from drocli.data.base import GroupedData
+from drocli.data.checks import check_grouped
 from drocli.errors import DrocliError
 from drocli.registry import Params
 
@@ -31,10 +32,6 @@ def _check(X, y, g, split, path):
         if arr.ndim != 1 or arr.shape[0] != n:
             raise DrocliError(f"{name} must be 1-D with {n} entries, got shape {arr.shape}",
                               file=path, key=name, fix=f"one entry per row of X_{split}")
-    for name, arr in ((f"X_{split}", X), (f"y_{split}", y), (f"g_{split}", g)):
-        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-            raise DrocliError(f"{name} holds {int((~np.isfinite(arr)).sum())} NaN or infinite "
-                              "value(s)", file=path, key=name, fix="drop or impute them")
     if n and (np.any(g < 0) or np.any(g != np.round(g))):
         raise DrocliError(f"g_{split} must hold group indices 0..m-1", file=path,
                           key=f"g_{split}", fix="number the groups 0..m-1")
@@ -115,9 +112,11 @@ def load(params: dict, seed: int) -> GroupedData:
                 raise DrocliError(f"X_test has {Xt.shape[1]} features, X_train {X.shape[1]}",
                                   file=path, key="X_test", fix="use the same features")
         n_classes = int(_array(z, "n_classes", path)) if "n_classes" in names else None
-    g = g.astype(np.int64)
-    gt = gt.astype(np.int64) if gt is not None else None
-    if n_classes is None and not np.all(np.isin(y, (-1.0, 1.0))):
-        n_classes = int(y.max()) + 1
     name = os.path.splitext(os.path.basename(path))[0]
-    return GroupedData(name, X, y, g, Xt, yt, gt, n_classes=n_classes, info={"path": path})
+    data = GroupedData(name, X, y, g, Xt, yt, gt, n_classes=n_classes, info={"path": path})
+    check_grouped(data)          # NaN/inf, labels, groups: before n_classes is read off y
+    data.g_train = g.astype(np.int64)
+    data.g_test = gt.astype(np.int64) if gt is not None else None
+    if n_classes is None and not np.all(np.isin(y, (-1.0, 1.0))):
+        data.n_classes = int(y.max()) + 1
+    return data
