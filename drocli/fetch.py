@@ -40,7 +40,6 @@ class Remote:
     name: str
     md5: str | None = None
     extract: tuple[str, ...] = ()    # archive members to place (by their base names)
-    optional: bool = False           # fetched only when asked for by --file
 
 
 @dataclass(frozen=True)
@@ -186,7 +185,7 @@ def fetch(source: str, downloads: Downloads, folder: Path, *, mirror: str | None
                           fix=did_you_mean(unknown[0], names))
     placed = []
     for remote in downloads.files:
-        if only and remote.name not in only or not only and remote.optional:
+        if only and remote.name not in only:
             continue
         target = folder / remote.name
         url = downloads.url(remote, mirror)
