@@ -112,9 +112,13 @@ EPILOG_CHECK = """\b
 Examples:
   drocli check results/gdro_synthetic
   drocli check results/gdro_synthetic-smoke --reference path/to/recorded/gdro_synthetic-smoke
-Verdicts: HOLDS, FAILS, NOT REPRODUCED (expected: the spec marks the paper's claim as not
-reproduced), UNEXPECTEDLY HOLDS, SKIPPED (claim not for this profile). Only FAILS and
-reference mismatches make the exit code 1.
+Each comparative claim is judged on an interval of its effect over seeds (paired t, or a
+seed bootstrap for seed-mean curves) at the claim's confidence (default 95 %).
+Verdicts: HOLDS (interval past the threshold), FAILS (significantly not), INCONCLUSIVE
+(the interval contains the threshold: within the noise), NOT REPRODUCED (expected: the
+spec marks the paper's claim as not reproduced), UNEXPECTEDLY HOLDS (marked not
+reproduced, yet holds: re-examine the mark), SKIPPED (claim not for this profile). Only
+FAILS and reference mismatches make the exit code 1.
 """
 
 

@@ -89,6 +89,13 @@ def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
+    run = (context or {}).get("spec")
+    if run is not None and getattr(run, "profile", None):
+        from drocli.spec import profile_note
+
+        note = profile_note(run.profile, run.seeds)
+        figures = [f.model_copy(update={"caption": f"{f.caption or ''} {note}".strip()})
+                   for f in figures]
     with matplotlib.rc_context(RC):
         for spec in figures:
             render = registry.get("figure", spec.kind).func

@@ -49,6 +49,23 @@ class _Loader(yaml.SafeLoader):
                 raise YAMLTooLarge(f"more than {MAX_ALIASES} aliases (*name)")
         return super().compose_node(parent, index)
 
+    def construct_mapping(self, node, deep=False):
+        """A key written twice in one mapping is an error (PyYAML keeps the last silently,
+        so a second `profiles:` would hide the first)."""
+        if isinstance(node, yaml.MappingNode):
+            seen = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
+                        key_node, yaml.ScalarNode):
+                    continue
+                if key_node.value in seen:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"found duplicate key {key_node.value!r} (first on line "
+                        f"{seen[key_node.value] + 1})", key_node.start_mark)
+                seen[key_node.value] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
 
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
@@ -535,3 +552,15 @@ def dump_spec(spec: Spec) -> str:
     order = list(Spec.model_fields)
     data = {k: data[k] for k in order if k in data}
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def profile_note(profile: str, seeds) -> str:
+    """What a figure of this run actually shows, appended to its caption (the spec's caption
+    describes the paper's setting, which a smoke or quick profile shrinks)."""
+    seeds = list(seeds)
+    shown = ", ".join(map(str, seeds[:12])) + (", ..." if len(seeds) > 12 else "")
+    plural = "s" if len(seeds) != 1 else ""
+    note = f"This run: profile {profile}, {len(seeds)} seed{plural} ({shown})"
+    if profile == "smoke":
+        note += "; a smoke run (fewer seeds or a shorter budget than the paper's), not a result"
+    return note + "."

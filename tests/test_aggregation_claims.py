@@ -77,7 +77,7 @@ def test_final_below_per_seed_and_means():
         claim_of(id="nr", others=["C"], per_seed=True, reproduced=False, **base),
         claim_of(id="prof", others=["B"], profiles=["paper"], **base),
     ], profile="smoke")
-    status = {r.id: r.status for r in res}
+    status = {r.id: r.point_status for r in res}
     assert status == {"ab": "holds", "ac_seed": "fails", "ac_mean": "holds",
                       "ab_margin": "fails", "nr": "not_reproduced", "prof": "skipped"}
     assert "0.11" in format_result(res[0]) and "HOLDS" in format_result(res[0])
@@ -91,7 +91,7 @@ def test_reach_first_level_and_never_reaching():
     base = dict(text="t", kind="reach_first", metric="m", level=0.5)
     r = evaluate_claims(df, [claim_of(id="a", solver="A", others=["B", "C"], **base),
                              claim_of(id="b", solver="B", others=["A"], **base)], "paper")
-    assert [x.status for x in r] == ["holds", "fails"]
+    assert [x.point_status for x in r] == ["holds", "fails"]
     assert r[0].values["A"] == pytest.approx(math.log(2) / 0.1, abs=0.1)
     assert r[0].values["B"] == pytest.approx(math.log(2) / 0.05, abs=0.1)
     assert math.isinf(r[0].values["C"])
@@ -104,14 +104,14 @@ def test_smoother_and_wall_time():
     df = records({"S": {0: (x, y)}, "N": {0: (x, noisy)}})
     r = evaluate_claims(df, [claim_of(id="s", text="t", kind="smoother", metric="m",
                                        solver="S", others=["N"])], "paper")
-    assert r[0].status == "holds"
+    assert r[0].point_status == "holds"
     fast = records({"F": {0: (x, y)}}, time_per_x=1e-3)
     slow = records({"W": {0: (x, y)}}, time_per_x=3e-3)
     r = evaluate_claims(pd.concat([fast, slow]), [
         claim_of(id="w", text="t", kind="wall_time_below", solver="F", others=["W"]),
         claim_of(id="w2", text="t", kind="wall_time_below", solver="F", others=["W"],
                   factor=0.2)], "paper")
-    assert [x.status for x in r] == ["holds", "fails"]
+    assert [x.point_status for x in r] == ["holds", "fails"]
 
 
 def test_diverged_seed_loses_and_missing_label_skips():
@@ -124,7 +124,7 @@ def test_diverged_seed_loses_and_missing_label_skips():
         claim_of(id="b", text="t", kind="final_below", metric="m", solver="B", others=["A"]),
         claim_of(id="z", text="t", kind="final_below", metric="m", solver="A", others=["Z"]),
     ], "paper")
-    assert [x.status for x in r] == ["holds", "fails", "skipped"]
+    assert [x.point_status for x in r] == ["holds", "fails", "skipped"]
     with pytest.raises(DrocliError):
         evaluate_claims(df, [claim_of(id="q", text="t", kind="final_below", metric="nope",
                                        solver="A", others=["B"])], "paper")

@@ -53,7 +53,7 @@ ORDERED = records({"ALEG": expo(0.60), "SMD": expo(0.62), "MPVR": expo(0.61)})
 
 def test_final_below_holds_per_seed_with_numbers():
     r = one(ORDERED)
-    assert r.status == "holds"
+    assert r.point_status == "holds"
     final = 0.1 * np.exp(-5)
     assert r.values["ALEG"] == pytest.approx(0.60 + final + 0.0005)
     assert r.detail.startswith("ALEG 0.6012 < SMD 0.6212, MPVR 0.6112")
@@ -62,19 +62,19 @@ def test_final_below_holds_per_seed_with_numbers():
 
 def test_final_below_fails_and_reproduced_false_statuses():
     r = one(ORDERED, solver="SMD", others=["ALEG", "MPVR"])
-    assert r.status == "fails" and "NOT < ALEG" in r.detail
-    assert one(ORDERED, solver="SMD", others=["ALEG"], reproduced=False).status == \
+    assert r.point_status == "fails" and "NOT < ALEG" in r.detail
+    assert one(ORDERED, solver="SMD", others=["ALEG"], reproduced=False).point_status == \
         "not_reproduced"
-    assert one(ORDERED, reproduced=False).status == "unexpectedly_holds"
+    assert one(ORDERED, reproduced=False).point_status == "unexpectedly_holds"
 
 
 def test_reproduced_as_profile_list():
     # reproduced on the listed profiles only: a failure elsewhere is the expected negative
     failing = dict(solver="SMD", others=["ALEG"], reproduced=["paper"])
-    assert one(ORDERED, profile="paper", **failing).status == "fails"
-    assert one(ORDERED, profile="quick", **failing).status == "not_reproduced"
-    assert one(ORDERED, profile="quick", reproduced=["paper"]).status == "unexpectedly_holds"
-    assert one(ORDERED, profile="paper", reproduced=["paper"]).status == "holds"
+    assert one(ORDERED, profile="paper", **failing).point_status == "fails"
+    assert one(ORDERED, profile="quick", **failing).point_status == "not_reproduced"
+    assert one(ORDERED, profile="quick", reproduced=["paper"]).point_status == "unexpectedly_holds"
+    assert one(ORDERED, profile="paper", reproduced=["paper"]).point_status == "holds"
 
 
 def test_final_below_per_seed_vs_seed_means():
@@ -83,17 +83,17 @@ def test_final_below_per_seed_vs_seed_means():
     curves["ALEG"][1] = (x, y + 0.015)      # seed 1: ALEG ends above MPVR, means still below
     rec = records(curves)
     r = one(rec, per_seed=True)
-    assert r.status == "fails" and "seed 1: ALEG" in r.detail and "MPVR" in r.detail
+    assert r.point_status == "fails" and "seed 1: ALEG" in r.detail and "MPVR" in r.detail
     r = one(rec, per_seed=False)
-    assert r.status == "holds" and "seed means" in r.detail
+    assert r.point_status == "holds" and "seed means" in r.detail
 
 
 def test_final_below_margin_and_direction():
-    assert one(ORDERED, margin=0.005).status == "holds"
-    assert one(ORDERED, margin=0.015).status == "fails"      # beats MPVR by 0.01 only
-    assert one(ORDERED, direction="above").status == "fails"
+    assert one(ORDERED, margin=0.005).point_status == "holds"
+    assert one(ORDERED, margin=0.015).point_status == "fails"      # beats MPVR by 0.01 only
+    assert one(ORDERED, direction="above").point_status == "fails"
     assert one(ORDERED, solver="SMD", others=["ALEG", "MPVR"],
-               direction="above").status == "holds"
+               direction="above").point_status == "holds"
 
 
 def test_diverged_values_are_worst():
@@ -101,10 +101,10 @@ def test_diverged_values_are_worst():
     x, y = curves["SMD"][0]
     curves["SMD"][0] = (x[:6], np.r_[y[:5], np.nan])    # SMD seed 0 diverges, stops early
     rec = records(curves)
-    assert one(rec).status == "holds"
+    assert one(rec).point_status == "holds"
     r = one(rec, solver="SMD", others=["ALEG"])
-    assert r.status == "fails" and "nan" in r.detail
-    assert one(rec, solver="SMD", others=["ALEG"], per_seed=False).status == "fails"
+    assert r.point_status == "fails" and "nan" in r.detail
+    assert one(rec, solver="SMD", others=["ALEG"], per_seed=False).point_status == "fails"
 
 
 # --- reach_first ------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ LINES = records({
 @pytest.mark.parametrize("per_seed", [False, True])
 def test_reach_first_absolute_level(per_seed):
     r = one(LINES, kind="reach_first", level=0.5, per_seed=per_seed)
-    assert r.status == "holds", r.detail
+    assert r.point_status == "holds", r.detail
     assert r.values["ALEG"] == pytest.approx(50)
     assert r.values["SMD"] == pytest.approx(100)
     assert r.values["MPVR"] == np.inf
@@ -129,14 +129,14 @@ def test_reach_first_absolute_level(per_seed):
 def test_reach_first_level_fraction():
     # start 1, best final (ALEG) 0: level = 1 - 0.3 * (1 - 0) = 0.7 -> ALEG 30, SMD 60
     r = one(LINES, kind="reach_first", level_fraction=0.3)
-    assert r.status == "holds"
+    assert r.point_status == "holds"
     assert r.values["ALEG"] == pytest.approx(30) and r.values["SMD"] == pytest.approx(60)
     assert "m <= 0.7 (= start 1" in r.detail
 
 
 def test_reach_first_solver_never_reaches_fails():
     r = one(LINES, kind="reach_first", level=0.5, solver="MPVR", others=["SMD"])
-    assert r.status == "fails" and "never reaches" in r.detail
+    assert r.point_status == "fails" and "never reaches" in r.detail
 
 
 def test_reach_first_curve_starting_after_stage1_cost():
@@ -144,14 +144,14 @@ def test_reach_first_curve_starting_after_stage1_cost():
     rec = records({"ALEG": {0: (xs, 1 - X0 / 50)}, "SMD": {0: (X0, 1 - X0 / 200)},
                    "TSA": {0: (X0, 1 - X0 / 100)}})
     r = one(rec, kind="reach_first", level=0.5, others=["SMD"])
-    assert r.status == "holds" and r.values["ALEG"] == pytest.approx(75)
-    assert one(rec, kind="reach_first", level=0.5, others=["TSA"]).status == "fails"
+    assert r.point_status == "holds" and r.values["ALEG"] == pytest.approx(75)
+    assert one(rec, kind="reach_first", level=0.5, others=["TSA"]).point_status == "fails"
 
 
 def test_reach_first_direction_above():
     rec = records({"ALEG": {0: (X0, X0 / 100)}, "SMD": {0: (X0, X0 / 200)}})
     r = one(rec, kind="reach_first", level=0.4, direction="above", others=["SMD"])
-    assert r.status == "holds" and r.values["ALEG"] == pytest.approx(40)
+    assert r.point_status == "holds" and r.values["ALEG"] == pytest.approx(40)
 
 
 # --- best_below, smoother, wall time -------------------------------------------------------------
@@ -159,9 +159,9 @@ def test_reach_first_direction_above():
 def test_best_below_vs_final_below():
     dip = 0.3 + 0.2 * ((X0 - 50) / 50) ** 2        # min 0.3 at x=50, ends at 0.5
     rec = records({"ALEG": {0: (X0, dip)}, "SMD": {0: (X0, 1 - 0.006 * X0)}})   # ends 0.4
-    assert one(rec, others=["SMD"]).status == "fails"
+    assert one(rec, others=["SMD"]).point_status == "fails"
     r = one(rec, kind="best_below", others=["SMD"])
-    assert r.status == "holds" and r.values["ALEG"] == pytest.approx(0.3)
+    assert r.point_status == "holds" and r.values["ALEG"] == pytest.approx(0.3)
     assert r.values["SMD"] == pytest.approx(0.4)
 
 
@@ -172,39 +172,39 @@ def test_smoother_noisy_vs_smooth():
     rec = records({"MPVR": {s: (x, smooth) for s in (0, 1)},
                    "SMD": {s: (x, zigzag + 0.001 * s) for s in (0, 1)}})
     r = one(rec, kind="smoother", solver="MPVR", others=["SMD"])
-    assert r.status == "holds"
+    assert r.point_status == "holds"
     window = x >= 20
     assert r.values["MPVR"] == pytest.approx(smooth[window][0] - smooth[window][-1])
-    assert one(rec, kind="smoother", solver="SMD", others=["MPVR"]).status == "fails"
+    assert one(rec, kind="smoother", solver="SMD", others=["MPVR"]).point_status == "fails"
 
 
 def test_smoother_after_fraction_ignores_a_noisy_start():
     x = np.linspace(0, 100, 51)
     early_noise = np.where(x < 10, 0.05 * (-1) ** np.arange(51), 0.0)
     rec = records({"A": {0: (x, 0.5 + early_noise)}, "B": {0: (x, 0.5 - 0.001 * x)}})
-    assert one(rec, kind="smoother", solver="A", others=["B"]).status == "holds"
+    assert one(rec, kind="smoother", solver="A", others=["B"]).point_status == "holds"
     assert one(rec, kind="smoother", solver="A", others=["B"],
-               after_fraction=0.0).status == "fails"
+               after_fraction=0.0).point_status == "fails"
     assert one(rec, kind="smoother", solver="A", others=["B"], after_fraction=0.0,
-               measure="excess").status == "fails"
+               measure="excess").point_status == "fails"
 
 
 def test_wall_time_below_and_factor():
     rec = records({"ALEG": expo(0.6), "SMD": expo(0.62)}, time_rate={"ALEG": 1.0, "SMD": 3.0})
     c = dict(kind="wall_time_below", metric=None, others=["SMD"])
     r = one(rec, **c)
-    assert r.status == "holds" and "ALEG 100 s < SMD 300 s" in r.detail
-    assert one(rec, factor=0.5, **c).status == "holds"
-    assert one(rec, factor=0.2, **c).status == "fails"
+    assert r.point_status == "holds" and "ALEG 100 s < SMD 300 s" in r.detail
+    assert one(rec, factor=0.5, **c).point_status == "holds"
+    assert one(rec, factor=0.2, **c).point_status == "fails"
 
 
 # --- skipping, errors, validation ---------------------------------------------------------------
 
 def test_skipped_profile_and_missing_labels():
     r = one(ORDERED, profiles=["paper"], profile="smoke")
-    assert r.status == "skipped" and "smoke" in r.detail
+    assert r.point_status == "skipped" and "smoke" in r.detail
     r = one(ORDERED, others=["SMD", "AL-SVRE"])
-    assert r.status == "skipped" and "AL-SVRE" in r.detail and "present: ALEG" in r.detail
+    assert r.point_status == "skipped" and "AL-SVRE" in r.detail and "present: ALEG" in r.detail
     assert not r.failed
 
 
@@ -220,10 +220,10 @@ def test_filter_selects_dataset():
                      records({"ALEG": expo(0.7), "SMD": expo(0.62)}, dataset="cifar")])
     with pytest.raises(DrocliError, match="dataset"):
         one(rec, others=["SMD"])
-    assert one(rec, others=["SMD"], filter={"dataset": "syn"}).status == "holds"
-    assert one(rec, others=["SMD"], filter={"dataset": "cifar"}).status == "fails"
+    assert one(rec, others=["SMD"], filter={"dataset": "syn"}).point_status == "holds"
+    assert one(rec, others=["SMD"], filter={"dataset": "cifar"}).point_status == "fails"
     r = one(rec, others=["SMD"], filter={"dataset": "other"})
-    assert r.status == "skipped"
+    assert r.point_status == "skipped"
 
 
 def test_spec_validation():
@@ -259,7 +259,7 @@ def test_registry_accepts_new_kinds():
         return True, "ok", {}
 
     try:
-        assert one(ORDERED, kind="always").status == "holds"
+        assert one(ORDERED, kind="always").point_status == "holds"
     finally:
         del registry._REGISTRY["claim"]["always"]
 
@@ -344,3 +344,94 @@ def test_paired_effects_t_interval_and_verdicts():
         "inconclusive"
     assert overall({"B": {"verdict": "holds"}, "C": {"verdict": "not_reproduced"}}) == \
         "not_reproduced"
+
+
+def _seed_records(values: dict[str, list[float]]) -> pd.DataFrame:
+    """One final value per (label, seed): a two-checkpoint curve ending at it."""
+    rows = []
+    for label, vals in values.items():
+        for seed, v in enumerate(vals):
+            for step, val in ((0, 10.0), (1, v)):
+                rows.append({"label": label, "cell": f"{label}-{seed}", "seed": seed,
+                             "step": step, "oracle_calls": 10 * step, "metric": "m",
+                             "value": val})
+    return pd.DataFrame(rows)
+
+
+def test_statistical_status_paired_t_matches_scipy():
+    """The status follows the paired t-interval (checked against scipy's one-sample t
+    test on the differences): a margin inside the noise is inconclusive, never holds."""
+    from scipy import stats
+
+    rng = np.random.default_rng(1)
+    a = 1.0 + 0.1 * rng.standard_normal(10)
+    clear = a + 0.5 + 0.05 * rng.standard_normal(10)   # B clearly above A
+    noisy = a + 0.01 + 0.3 * rng.standard_normal(10)   # B above A by less than the noise
+    df = _seed_records({"A": list(a), "B": list(clear), "C": list(noisy)})
+    base = {"text": "t", "kind": "final_below", "metric": "m", "solver": "A"}
+    res = {r.id: r for r in evaluate_claims(df, [
+        {**base, "id": "ab", "others": ["B"]}, {**base, "id": "ac", "others": ["C"]},
+        {**base, "id": "ba", "solver": "B", "others": ["A"]}], "paper")}
+    assert res["ab"].status == "holds" and res["ba"].status == "fails"
+    assert res["ac"].status == "inconclusive"
+    for cid, other, d in (("ab", "B", clear - a), ("ac", "C", noisy - a)):
+        e = res[cid].effects[other]
+        ci = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+        assert e["lo"] == pytest.approx(ci.low) and e["hi"] == pytest.approx(ci.high)
+        assert e["mean"] == pytest.approx(d.mean())
+
+
+def test_statistical_status_threshold_and_marks():
+    """The threshold (margin) is what the interval must clear; a claim marked not reproduced
+    reads not_reproduced / unexpectedly_holds / inconclusive."""
+    a = np.linspace(1.0, 1.9, 10)
+    b = a + 0.5 + 0.01 * np.sin(np.arange(10))        # B above A by 0.5 +- 0.01
+    df = _seed_records({"A": list(a), "B": list(b)})
+    base = {"text": "t", "kind": "final_below", "metric": "m", "solver": "A", "others": ["B"]}
+    res = {r.id: r.status for r in evaluate_claims(df, [
+        {**base, "id": "m04", "margin": 0.4}, {**base, "id": "m06", "margin": 0.6},
+        {**base, "id": "m05", "margin": 0.5},
+        {**base, "id": "nr", "reproduced": False, "margin": 0.6},
+        {**base, "id": "uh", "reproduced": False}], "paper")}
+    assert res == {"m04": "holds", "m06": "fails", "m05": "inconclusive",
+                   "nr": "not_reproduced", "uh": "unexpectedly_holds"}
+
+
+def test_seed_mean_curve_claims_use_a_seed_bootstrap():
+    """reach_first on seed-mean curves: fewer than 5 seeds -> inconclusive; with 8 seeds a
+    clear lead holds and its bootstrap interval covers the true difference."""
+    def curves(shift, n):
+        rows = []
+        for label, s in (("A", 0.0), ("B", shift)):
+            for seed in range(n):
+                x = np.arange(0, 101, 5.0)
+                y = np.exp(-(x - s - seed % 3) / 20.0)
+                rows += [{"label": label, "cell": f"{label}{seed}", "seed": seed, "step": k,
+                          "oracle_calls": xv, "metric": "m", "value": yv}
+                         for k, (xv, yv) in enumerate(zip(x, y, strict=True))]
+        return pd.DataFrame(rows)
+
+    c = {"id": "r", "text": "t", "kind": "reach_first", "metric": "m", "solver": "A",
+         "others": ["B"], "level": 0.2}
+    few = evaluate_claims(curves(20.0, 3), [c], "paper")[0]
+    assert few.status == "inconclusive" and few.point_status == "holds"
+    many = evaluate_claims(curves(20.0, 8), [c], "paper")[0]
+    e = many.effects["B"]
+    assert many.status == "holds" and e["method"] == "bootstrap"
+    assert e["lo"] <= 20.0 <= e["hi"] + 1e-9
+    # the factor: A must reach the level before 0.5x B's budget, which it does not
+    half = evaluate_claims(curves(20.0, 8), [{**c, "factor": 0.5}], "paper")[0]
+    assert half.status == "fails"
+
+
+def test_spread_below_judges_the_std_ratio():
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal(12)
+    df = _seed_records({"A": list(1 + 0.01 * z), "B": list(1 + 0.2 * z[::-1]),
+                        "C": list(1 + 0.0105 * z[::-1])})
+    base = {"text": "t", "kind": "spread_below", "metric": "m", "solver": "A"}
+    res = {r.id: r for r in evaluate_claims(df, [
+        {**base, "id": "ab", "others": ["B"]}, {**base, "id": "ac", "others": ["C"]}],
+        "paper")}
+    assert res["ab"].status == "holds" and res["ac"].status == "inconclusive"
+    assert res["ab"].values["B"] == pytest.approx(np.std(0.2 * z, ddof=1))

@@ -58,8 +58,27 @@ def test_pooled_threshold_and_comparison():
     res = {r.id: r for r in evaluate_claims(df, claims, "paper")}
     assert res["a_max"].status == "holds" and res["a_max"].values["A"] == pytest.approx(0.04)
     assert res["a_max_strict"].status == "fails"
-    assert res["a_vs_b"].status == "holds"
+    # a mean is judged on a bootstrap over cells, which needs at least 5 of them
+    assert res["a_vs_b"].status == "inconclusive"
     assert res["b_min_above"].status == "fails"     # NaN counts as the worst value (-inf)
+
+
+def test_pooled_mean_bootstrap_over_cells():
+    """A pooled mean is judged on a cell bootstrap: clearly separated -> holds; overlapping
+    cells -> inconclusive; clearly the other way -> fails."""
+    rng = np.random.default_rng(0)
+    a = list(0.1 + 0.01 * rng.standard_normal(12))
+    df = _records({"A": a, "B": list(0.2 + 0.01 * rng.standard_normal(12)),
+                   "C": list(0.1 + 0.01 * rng.standard_normal(12)),
+                   "D": list(0.0 + 0.01 * rng.standard_normal(12))})
+    base = {"text": "", "kind": "pooled", "metric": "err", "solver": "A"}
+    res = {r.id: r for r in evaluate_claims(df, [
+        {**base, "id": "ab", "others": ["B"]}, {**base, "id": "ac", "others": ["C"]},
+        {**base, "id": "ad", "others": ["D"]}], "paper")}
+    assert res["ab"].status == "holds" and res["ac"].status == "inconclusive"
+    assert res["ad"].status == "fails"
+    e = res["ab"].effects["B"]
+    assert e["method"] == "bootstrap" and e["lo"] < 0.1 < e["hi"]   # true difference 0.1
 
 
 def test_others_required_without_value():

@@ -43,7 +43,7 @@ def test_report_pages_reference_existing_figures(tiny_spec, tmp_path):
     index = _refs(rep / "index.html")
     assert index.links == ["res.html"] and (rep / index.links[0]).is_file()
     md = (rep / "res.md").read_text()
-    assert "below_start" in md and "paired 95" in md and "| profile | smoke |" in md
+    assert "below_start" in md and "paired-t 95" in md and "| profile | smoke |" in md
     first = page.read_bytes()
     assert call("report", out, "--out", rep) == 0
     assert page.read_bytes() == first                 # no clock in the report

@@ -13,15 +13,23 @@ model (the common fields of `ClaimBase` plus its own, tagged by `kind`) and a pu
   `false` compares seed means. Default: the kind's (true for `final_below`);
 - curve kinds use the seed curves interpolated on their common grid (`drocli.aggregate`).
 
-Comparative kinds judged on per-seed values also report, for every other label, the paired
-differences over seeds with their t-interval (`judge.paired_effects`, 95 %) and a
-statistical verdict (holds / not_reproduced / inconclusive); the statuses below do not use
-it yet (issue 18: they switch together with the faithfulness pass of the specs).
+The verdict is statistical, at the claim's `confidence` (default 95 %). For every other
+label the effect (signed so that > 0 is the claimed direction, e.g. other - solver for
+"below") gets an interval: the paired t-interval of the per-seed differences where values
+are per seed (`judge.paired_effects`), a seed bootstrap where the claim is about seed-mean
+curves (`bootstrap`). It holds when the interval lies above the claim's threshold
+(`margin`, or `factor` for ratios), is not reproduced when it lies below, and is
+inconclusive when it contains it: a margin inside the seed noise never counts as holding.
+The point comparison (every seed, or the seed means) is still printed.
 
-Statuses: holds, fails, not_reproduced (claim marked `reproduced: false` that indeed does
-not hold; `reproduced: [paper]` marks it reproduced on the listed profiles only),
-unexpectedly_holds (marked not reproduced but holds; reported, never a failure), skipped
-(profile not listed, labels or rows missing).
+Statuses: holds; fails (marked reproduced, significantly not); inconclusive (within the
+noise: reported, not a failure); not_reproduced (marked `reproduced: false` and indeed not
+reproduced; `reproduced: [paper]` marks it reproduced on the listed profiles only);
+unexpectedly_holds (marked not reproduced but holds: re-examine the mark; never a
+failure); skipped (profile not listed, labels or rows missing).
+
+Each claim of a shipped spec carries `source`: the paper's sentence it encodes, verbatim,
+and where it stands (tests/test_claim_sources.py finds every quote in the paper's text).
 """
 
 from __future__ import annotations
@@ -36,8 +44,18 @@ from drocli import registry
 from drocli.errors import DrocliError
 from drocli.registry import Params
 
-STATUSES = ("holds", "fails", "not_reproduced", "unexpectedly_holds", "skipped")
+STATUSES = ("holds", "fails", "inconclusive", "not_reproduced", "unexpectedly_holds",
+            "skipped")
 Scalar = str | int | float | bool
+
+
+class Source(Params):
+    """Where a claim comes from: the paper's words, verbatim, and their place."""
+
+    where: str = Field(min_length=2, description="section, figure or theorem, e.g. "
+                       "'Sec. 4.2, Fig. 3'")
+    quote: str = Field(min_length=10, description="the sentence(s) of the paper the claim "
+                       "encodes, verbatim (elisions as ' ... ')")
 
 
 class ClaimBase(Params):
@@ -49,7 +67,11 @@ class ClaimBase(Params):
 
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
                     description="short unique name of the claim")
-    text: str = Field(description="the paper's sentence, quoted, with its section")
+    text: str = Field(description="what is judged, in words")
+    source: Source | None = Field(None, description="the paper's sentence it encodes "
+                                  "(`where`, `quote`)")
+    confidence: float = Field(0.95, gt=0.5, lt=1.0, description="confidence of the "
+                              "interval the verdict is judged on")
     kind: str
     metric: str | None = Field(None, description="the recorded metric it is about")
     solver: str = Field(description="the label claimed to be better")
@@ -112,7 +134,8 @@ class ClaimResult:
     detail: str
     reproduced: bool = True
     values: dict = field(default_factory=dict)   # label -> compared number (seed mean)
-    effects: dict = field(default_factory=dict)  # other -> paired effect and interval
+    effects: dict = field(default_factory=dict)  # other -> effect and its interval
+    point_status: str = ""   # the status the point comparison alone would give (no noise)
 
     @property
     def failed(self) -> bool:
@@ -124,7 +147,7 @@ class ClaimResult:
         return {"id": self.id, "text": self.text, "kind": self.kind, "status": self.status,
                 "detail": self.detail, "reproduced": self.reproduced,
                 "values": {k: _json_num(v) for k, v in self.values.items()},
-                "effects": self.effects,
+                "effects": self.effects, "point_status": self.point_status,
                 "statistical": overall(self.effects) if self.effects else None}
 
 
@@ -156,9 +179,9 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
     reproduced = claim.reproduced if isinstance(claim.reproduced, bool) \
         else profile in claim.reproduced
 
-    def result(status, detail, values=None, effects=None):
+    def result(status, detail, values=None, effects=None, point=None):
         return ClaimResult(claim.id, claim.text, claim.kind, status, detail, reproduced,
-                           dict(values or {}), dict(effects or {}))
+                           dict(values or {}), dict(effects or {}), point or status)
 
     if claim.profiles is not None and profile not in claim.profiles:
         return result("skipped", f"profile {profile!r} not in {claim.profiles}")
@@ -187,14 +210,25 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
         effects = res[3] if len(res) > 3 else {}
     except SkipClaim as exc:
         return result("skipped", str(exc))
-    if reproduced:
-        status = "holds" if holds else "fails"
+    if effects:                         # the statistical verdict decides
+        from drocli.claims.judge import overall
+
+        verdict = overall(effects)
+    else:                               # an exact statement about every recorded run
+        verdict = "holds" if holds else "not_reproduced"
+    if verdict == "inconclusive":
+        status = "inconclusive"
+    elif reproduced:
+        status = "holds" if verdict == "holds" else "fails"
     else:
-        status = "unexpectedly_holds" if holds else "not_reproduced"
-    return result(status, detail, values, effects)
+        status = "unexpectedly_holds" if verdict == "holds" else "not_reproduced"
+    point = ("holds" if holds else "fails") if reproduced else \
+        ("unexpectedly_holds" if holds else "not_reproduced")
+    return result(status, detail, values, effects, point)
 
 
-TAGS = {"holds": "HOLDS", "fails": "FAILS", "not_reproduced": "NOT REPRODUCED (expected)",
+TAGS = {"holds": "HOLDS", "fails": "FAILS", "inconclusive": "INCONCLUSIVE",
+        "not_reproduced": "NOT REPRODUCED (expected)",
         "unexpectedly_holds": "UNEXPECTEDLY HOLDS (marked not reproduced)",
         "skipped": "SKIPPED"}
 

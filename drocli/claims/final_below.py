@@ -22,6 +22,8 @@ class FinalBelow(ClaimBase):
                           "(negative: may lose by up to |margin|)")
     direction: Literal["below", "above"] = Field(
         "below", description="better = lower (below) or higher (above)")
+    factor: float = Field(1.0, gt=0, description="compare with factor x the other's value "
+                          "(e.g. 1.05 below: at most 5 % above it)")
 
 
 @registry.claim("final_below", params=FinalBelow,
@@ -29,4 +31,4 @@ class FinalBelow(ClaimBase):
 def final_below(claim: FinalBelow, data):
     """Value at each cell's last checkpoint: solver below every other (minus margin)."""
     return _judge(claim, _final_stats(data, claim), direction=claim.direction,
-                  margin=claim.margin)
+                  margin=claim.margin, factor=claim.factor)

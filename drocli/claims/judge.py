@@ -91,7 +91,8 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
     factor*other), their mean and its two-sided t-interval at `confidence`, and the
     statistical verdict against the threshold `margin`: holds (interval above it),
     not_reproduced (interval below it), inconclusive (it contains the threshold, or fewer than
-    two finite pairs). Seeds where either value diverged are counted, not paired."""
+    two finite pairs). Seeds where a value diverged are counted, not paired; a seed where only
+    the solver diverged is a loss, so the verdict is then at best inconclusive."""
     from scipy import stats as sps
 
     out = {}
@@ -102,9 +103,10 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
         d = factor * b - a if direction == "below" else a - factor * b
         ok = np.isfinite(d)
         dd = d[ok]
-        e = {"n": int(ok.sum()), "unpaired": int((~ok).sum()), "threshold": float(margin),
-             "confidence": confidence, "mean": None, "lo": None, "hi": None,
-             "verdict": "inconclusive"}
+        lost = int((~np.isfinite(a) & np.isfinite(b)).sum())
+        e = {"method": "paired-t", "n": int(ok.sum()), "unpaired": int((~ok).sum()),
+             "threshold": float(margin), "confidence": confidence, "mean": None, "lo": None,
+             "hi": None, "verdict": "inconclusive"}
         if dd.size:
             e["mean"] = float(dd.mean())
         if dd.size >= 2:
@@ -115,6 +117,11 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
                 e["verdict"] = "holds"
             elif e["hi"] < margin:
                 e["verdict"] = "not_reproduced"
+        else:
+            e["why"] = f"{dd.size} finite pair(s): an interval needs at least 2"
+        if lost and e["verdict"] == "holds":
+            e["verdict"] = "inconclusive"
+            e["why"] = f"{solver} diverged on {lost} seed(s) where {o} did not"
         out[o] = e
     return out
 
@@ -131,28 +138,39 @@ def overall(effects: dict[str, dict]) -> str:
 
 
 def effects_text(effects: dict[str, dict]) -> str:
-    """'paired 95 %: B +0.012 [0.004, 0.020] holds; C ... -> inconclusive'."""
+    """'paired-t 95 %: B +0.012 [0.004, 0.020] holds; C ... -> inconclusive'."""
     if not effects:
         return ""
-    conf = next(iter(effects.values()))["confidence"]
+    first = next(iter(effects.values()))
+    conf, method = first["confidence"], first.get("method", "paired-t")
     parts = []
     for o, e in effects.items():
+        thr = f" vs threshold {e['threshold']:g}" if e["threshold"] else ""
         if e["lo"] is None:
             shown = f"{e['mean']:+.3g}" if e["mean"] is not None else "n/a"
-            parts.append(f"{o} {shown} (n = {e['n']}, no interval)")
+            parts.append(f"{o} {shown} (no interval: {e.get('why', 'n = ' + str(e['n']))})")
         else:
-            parts.append(f"{o} {e['mean']:+.3g} [{e['lo']:.3g}, {e['hi']:.3g}] {e['verdict']}")
+            parts.append(f"{o} {e['mean']:+.3g} [{e['lo']:+.3g}, {e['hi']:+.3g}]{thr} "
+                         f"{e['verdict'].replace('_', ' ')}")
+            if e.get("why"):
+                parts[-1] += f" ({e['why']})"
         if e["unpaired"]:
             parts[-1] += f" ({e['unpaired']} diverged pair(s) left out)"
-    return f"paired {conf:.0%}: " + "; ".join(parts) + f" -> {overall(effects)}"
+    n = max(e["n"] for e in effects.values())
+    return (f"{method} {conf:.0%} over {n} {first.get('unit', 'seed')}(s): " + "; ".join(parts)
+            + f" -> {overall(effects).replace('_', ' ')}")
 
 
 def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
            margin: float = 0.0, factor: float = 1.0, fmt=fmt_values, unit: str = "",
-           prefix: str = "", mean_curve_of: list | None = None):
+           prefix: str = "", mean_curve_of: list | None = None,
+           draws: tuple[dict, int] | None = None, censor: float | None = None):
     """Compare per-seed statistics (label -> Series indexed by seed) of solver vs others.
 
-    Returns (holds, detail, values) where values are the seed means that are shown.
+    Returns (holds, detail, values, effects): the point comparison, its line, the seed means
+    shown, and the statistical effects (paired t over seeds; for seed-mean curves
+    (`mean_curve_of`), the seed bootstrap `draws` = (label -> draws, seed count)). `censor`
+    replaces an infinite statistic (a level never reached) by the horizon for the effects.
     """
     op = "<" if direction == "below" else ">"
     scale = f"{factor:g} x " if factor != 1.0 else ""
@@ -204,11 +222,23 @@ def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
         holds = all(ok.values())
     if margin:
         tail += f"; margin {margin:g}"
-    effects = {}
+    conf = claim.confidence
     if mean_curve_of is None:           # per-seed values: paired differences apply
-        effects = paired_effects(stats, solver, others, direction=direction, margin=margin,
-                                 factor=factor)
-        tail += "; " + effects_text(effects)
+        st = stats if censor is None else {k: v.clip(upper=censor) for k, v in stats.items()}
+        effects = paired_effects(st, solver, others, direction=direction, margin=margin,
+                                 factor=factor, confidence=conf)
+    else:                               # seed-mean curves: bootstrap over seeds
+        from drocli.claims.bootstrap import bootstrap_effects
+
+        boot, n_seeds = draws
+        point = means
+        if censor is not None:
+            boot = {k: np.minimum(v, censor) for k, v in boot.items()}
+            point = {k: min(v, censor) for k, v in means.items()}
+        effects = bootstrap_effects(point, boot, n_seeds, solver, others,
+                                    direction=direction, margin=margin, factor=factor,
+                                    confidence=conf)
+    tail += "; " + effects_text(effects)
     return holds, f"{prefix}{line} ({tail})", means, effects
 
 
@@ -240,18 +270,25 @@ def _curves(data: dict[str, pd.DataFrame], claim):
 
 
 def _curve_stats(claim, data, stat: Callable[[np.ndarray, np.ndarray], float],
-                 curves=None) -> tuple[dict[str, pd.Series], list | None]:
+                 curves=None) -> tuple[dict[str, pd.Series], list | None, tuple | None]:
     """label -> Series(seed -> stat(x, y)); with per_seed false, one entry ('mean') for the
-    seed-mean curve on the common grid. Also returns the seeds of the mean curves (or None)."""
+    seed-mean curve on the common grid. Also returns the seeds of the mean curves and the
+    seed-bootstrap draws of the statistic (both None seed by seed)."""
     import pandas as pd
 
+    from drocli.claims.bootstrap import curve_draws
+
     out, seeds = {}, set()
-    for label, (per_seed, agg) in (curves or _curves(data, claim)).items():
+    curves = curves or _curves(data, claim)
+    for label, (per_seed, agg) in curves.items():
         if claim.seedwise:
             out[label] = pd.Series({c.seed: stat(c.x, c.y) for c in per_seed}, dtype=float)
         else:
             out[label] = pd.Series({"mean": stat(agg.grid, agg.center)}, dtype=float)
             seeds |= set(agg.seeds)
-    return out, (None if claim.seedwise else sorted(seeds, key=lambda s: (str(type(s)), s)))
+    if claim.seedwise:
+        return out, None, None
+    draws = curve_draws({k: agg for k, (_, agg) in curves.items()}, stat)
+    return out, sorted(seeds, key=lambda s: (str(type(s)), s)), draws
 
 

@@ -1,6 +1,10 @@
 """Claim kind `pooled`: a statistic of the final values pooled over every cell that passes
 the filter (all seeds and swept settings), solver better than each other label, or every
-listed label better than a number."""
+listed label better than a number.
+
+A max or min is a statement about every recorded run, judged exactly. A mean or median is
+judged on a bootstrap over the pooled cells (the runs are the sampling unit), like the other
+kinds' intervals."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from pydantic import Field, model_validator
 
 from drocli import registry
 from drocli.claims import ClaimBase
-from drocli.claims.judge import _beats, _relation, _worst, fmt_values
+from drocli.claims.judge import _beats, _relation, _worst, effects_text, fmt_values
 
 
 class Pooled(ClaimBase):
@@ -46,7 +50,7 @@ def pooled(claim: Pooled, data):
     direction = claim.direction
     stat = claim.statistic
     op = "<" if direction == "below" else ">"
-    vals = {}
+    vals, finals = {}, {}
     for label, rows in data.items():
         order = [c for c in ("cell", "step", "oracle_calls") if c in rows.columns]
         last = rows.sort_values(order, kind="stable").groupby("cell", sort=False).tail(1)
@@ -55,6 +59,7 @@ def pooled(claim: Pooled, data):
         v = pd.to_numeric(last["value"], errors="coerce").to_numpy(dtype=float)
         v = np.where(np.isfinite(v), v, _worst(direction))
         vals[label] = (getattr(np, stat)(v), v.size)
+        finals[label] = v
     n_txt = ", ".join(f"{k}: {n}" for k, (_, n) in vals.items())
     tail = f"{stat} over final values of all cells ({n_txt})"
     if claim.value is not None:
@@ -63,12 +68,42 @@ def pooled(claim: Pooled, data):
         shown = fmt_values([s for s, _ in vals.values()])
         parts = [f"{k} {t} {op if ok[k] else 'NOT ' + op} {claim.value:g}"
                  for (k, t) in zip(vals, shown, strict=True)]
+        effects = _cell_bootstrap(claim, finals, vals)
+        if effects:
+            tail += "; " + effects_text(effects)
         return all(ok.values()), f"{'; '.join(parts)} ({tail})", \
-            {k: s for k, (s, _) in vals.items()}
+            {k: s for k, (s, _) in vals.items()}, effects
     sv = vals[claim.solver][0]
     others = {o: vals[o][0] for o in claim.others}
     ok = {o: _beats(sv, ov, direction, claim.margin) for o, ov in others.items()}
     if claim.margin:
         tail += f"; margin {claim.margin:g}"
+    effects = _cell_bootstrap(claim, finals, vals)
+    if effects:
+        tail += "; " + effects_text(effects)
     return all(ok.values()), f"{_relation(claim.solver, sv, others, ok, op)} ({tail})", \
-        {k: s for k, (s, _) in vals.items()}
+        {k: s for k, (s, _) in vals.items()}, effects
+
+
+def _cell_bootstrap(claim: Pooled, finals: dict[str, np.ndarray], vals: dict) -> dict:
+    """Bootstrap over cells of a pooled mean or median (empty for max / min: exact)."""
+    if claim.statistic in ("max", "min"):
+        return {}
+    from drocli.claims.bootstrap import DRAWS, RNG_SEED, bootstrap_effects
+
+    rng = np.random.default_rng(RNG_SEED)
+    fn = getattr(np, claim.statistic)
+    draws = {k: fn(v[rng.integers(0, v.size, size=(DRAWS, v.size))], axis=1)
+             for k, v in finals.items()}
+    point = {k: s for k, (s, _) in vals.items()}
+    if claim.value is not None:         # each label against the number
+        const = np.full(DRAWS, float(claim.value))
+        return {k: bootstrap_effects({k: point[k], "value": claim.value},
+                                     {k: draws[k], "value": const}, finals[k].size, k,
+                                     ["value"], direction=claim.direction, unit="cell",
+                                     margin=claim.margin, confidence=claim.confidence)["value"]
+                for k in finals}
+    n = min(v.size for v in finals.values())
+    return bootstrap_effects(point, draws, n, claim.solver,
+                             claim.others, direction=claim.direction, margin=claim.margin,
+                             confidence=claim.confidence, unit="cell")

@@ -25,6 +25,8 @@ class ReachFirst(ClaimBase):
     direction: Literal["below", "above"] = Field(
         "below", description="reach = fall to the level (below) or rise to it (above)")
     x: str = Field("oracle_calls", description="the records column the curves run along")
+    factor: float = Field(1.0, gt=0, le=1, description="the solver must reach it before "
+                          "factor x the other's x (e.g. 0.5: in half the budget)")
 
     @model_validator(mode="after")
     def _one_level(self):
@@ -81,15 +83,24 @@ def reach_first(claim: ReachFirst, data):
         s, b, lv = fmt_values([start, best, level])
         how = (f"{lv} (= start {s} - {claim.level_fraction:g} x (start - best final "
                f"{b}))")
-    stats, mean_of = _curve_stats(claim, data,
-                                  lambda xs, ys: _first_reach(xs, ys, level, direction),
-                                  curves=curves)
+    stats, mean_of, draws = _curve_stats(
+        claim, data, lambda xs, ys: _first_reach(xs, ys, level, direction), curves=curves)
+    # a level never reached is censored at the horizon (the largest x recorded) for the
+    # effects: the true time is at least that, so an other that never reaches it is credited
+    # less than its real disadvantage, and a solver that never does is charged less (both
+    # conservative for the claim)
+    horizon = max(float(c.x[-1]) for per_seed, _ in curves.values() for c in per_seed
+                  if len(c.x))
     # reaching earlier is "below" in x, whatever the direction of the metric
-    holds, detail, means, effects = _judge(claim, {k: v.fillna(math.inf) for k, v in stats.items()},
-                                  direction="below", fmt=_fmt_budget, mean_curve_of=mean_of,
-                                  prefix=f"first {x} with {claim.metric} "
-                                         f"{'<=' if direction == 'below' else '>='} {how}: ")
+    holds, detail, means, effects = _judge(
+        claim, {k: v.fillna(math.inf) for k, v in stats.items()}, direction="below",
+        factor=claim.factor, fmt=_fmt_budget, mean_curve_of=mean_of, draws=draws,
+        censor=horizon, prefix=f"first {x} with {claim.metric} "
+                               f"{'<=' if direction == 'below' else '>='} {how}: ")
     if not math.isfinite(means[claim.solver]):
         holds = False
         detail += f"; {claim.solver} never reaches it"
+        for e in effects.values():      # censoring cannot make a level never reached count
+            e["verdict"] = "not_reproduced"
+            e["why"] = f"{claim.solver} never reaches the level"
     return holds, detail, means, effects
