@@ -53,7 +53,8 @@ def cli():
 @click.option("--profile", "-p", help="Spec profile: smoke (<1 min), quick, paper [default].")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a spec value by dotted path (YAML value); repeatable.")
-@click.option("--backend", type=click.Choice(["loky", "threading", "dask"]), default="loky",
+@click.option("--backend", type=click.Choice(["loky", "fork", "threading", "dask"]),
+              default="loky",
               show_default=True, help="joblib backend; dask runs cells on a dask.distributed "
               "cluster (LocalCluster unless --scheduler/DROCLI_DASK_SCHEDULER).")
 @click.option("--scheduler", metavar="ADDRESS", help="dask scheduler address (tcp://host:8786).")

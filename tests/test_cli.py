@@ -95,6 +95,12 @@ def test_parallel_and_dask_identical(tiny_spec, tmp_path):
     va = pd.read_csv(a / "records.csv.gz").sort_values(key).reset_index(drop=True)
     vb = pd.read_csv(b / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert va["value"].tolist() == vb["value"].tolist()
+    f = tmp_path / "f"       # forked workers (the parent runs the first cell of each solver)
+    assert call("run", tiny_spec, "--out", f, "-j", "2", "--backend", "fork", "-q") == 0
+    vf = pd.read_csv(f / "records.csv.gz").sort_values(key).reset_index(drop=True)
+    assert va.drop(columns="time_s").equals(vf.drop(columns="time_s"))
+    pids = {json.loads(c.read_text())["pid"] for c in (f / "cells").glob("*.json")}
+    assert len(pids) >= 2                 # the parent ran the first cell, forks the rest
     pytest.importorskip("dask.distributed")
     c = tmp_path / "c"
     assert call("run", tiny_spec, "--out", c, "-j", "2", "--backend", "dask", "-q") == 0
@@ -288,3 +294,30 @@ def test_records_gzip_deterministic_and_legacy_csv_read(tiny_spec, tmp_path):
     pd.testing.assert_frame_equal(read_records(legacy), df)
     assert call("run", tiny_spec, "--profile", "smoke", "--out", legacy, "-q") == 0
     assert (legacy / "records.csv.gz").exists() and not (legacy / "records.csv").exists()
+
+
+def test_ctrl_c_stops_forked_workers(tiny_spec, tmp_path):
+    """Ctrl-C during a `--backend fork` run: exit 130 within seconds, one line, no traceback,
+    the finished cells kept, no worker left running."""
+    import signal
+    import time
+
+    out = tmp_path / "res"
+    spec = tiny_spec.read_text().replace("seeds: [0, 1]", "seeds: [0, 1, 2, 3, 4, 5, 6, 7]")
+    tiny_spec.write_text(spec.replace("epochs: 4", "epochs: 3000"))
+    cmd = [sys.executable, "-m", "drocli", "run", str(tiny_spec), "--out", str(out), "-q",
+           "-j", "2", "--backend", "fork"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / "cells").glob("*.json"))) < 1:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    t0 = time.time()
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130 and time.time() - t0 < 30, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 1, err
+    assert len(list((out / "cells").glob("*.json"))) < 16
+    time.sleep(0.5)              # forked workers carry the parent's command line
+    left = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True)
+    assert left.stdout.strip() == "", left.stdout

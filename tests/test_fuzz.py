@@ -2,8 +2,9 @@
 files. Invariants: never a traceback, never exit 3 (drocli's own bug) for input, and on
 exit 2 nothing in an existing results folder changes.
 
-CI runs a bounded number of examples; for a longer local run (DROCLI_FUZZ_LOG=FILE appends
-each outcome, exit code and message, for a tally):
+CI runs a bounded number of examples (25 per test); the `slow` run (`pytest -m slow`) runs
+each fuzzer again with 300; for a longer local run (DROCLI_FUZZ_LOG=FILE appends each outcome,
+exit code and message, for a tally):
     DROCLI_FUZZ_EXAMPLES=2000 python -m pytest tests/test_fuzz.py -p no:cacheprovider
 """
 
@@ -190,3 +191,21 @@ def test_random_npz_files(kx, ky, kg, recorded, tmp_path):
     assert_handled(code, err)
     if code == 2:
         assert not out.exists(), err
+
+
+# the same properties, longer (the `slow` run)
+LONG = settings(FUZZ, max_examples=300)
+
+
+@pytest.mark.slow
+@LONG
+@given(edits=st.lists(st.tuples(st.sampled_from(KEYS), VALUES), min_size=1, max_size=3))
+def test_random_spec_edits_long(edits, recorded):
+    test_random_spec_edits.hypothesis.inner_test(edits, recorded)
+
+
+@pytest.mark.slow
+@LONG
+@given(key=st.sampled_from(KEYS), text=st.text(max_size=40))
+def test_random_set_values_long(key, text, recorded):
+    test_random_set_values.hypothesis.inner_test(key, text, recorded)
