@@ -93,7 +93,7 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
     not_reproduced (interval below it), inconclusive (it contains the threshold, or fewer than
     two finite pairs). Seeds where a value diverged are counted, not paired; a seed where only
     the solver diverged is a loss, so the verdict is then at best inconclusive."""
-    from scipy import stats as sps
+    from scipy.special import stdtrit  # the t quantile, without scipy.stats' 0.5 s import
 
     out = {}
     for o in others:
@@ -110,7 +110,7 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
         if dd.size:
             e["mean"] = float(dd.mean())
         if dd.size >= 2:
-            half = float(sps.t.ppf(0.5 + confidence / 2, dd.size - 1)
+            half = float(stdtrit(dd.size - 1, 0.5 + confidence / 2)
                          * dd.std(ddof=1) / math.sqrt(dd.size))
             e["lo"], e["hi"] = e["mean"] - half, e["mean"] + half
             if e["lo"] > margin:
