@@ -71,6 +71,19 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
     Writes OUT/records.csv.gz (one row per cell, checkpoint and metric), OUT/spec.yaml
     (the resolved spec) and OUT/manifest.json (provenance and per-cell status).
     """
+    from drocli.resume import nothing_to_do, run_key
+
+    try:
+        key = run_key(spec_file, profile, sets)
+    except OSError:                  # unreadable spec: the full path says why, with the fix
+        key = None
+    if key and out is not None and not (force or dry_run):    # the same run again: decided
+        done = nothing_to_do(out, key)       # from the manifest, no spec or plug-in loaded
+        if done is not None:
+            if not quiet:
+                click.echo(done, err=True)
+            click.echo(f"records: {Path(out) / 'records.csv.gz'}")
+            return
     from drocli import records, runner
     from drocli.cells import expand
     from drocli.spec import load_spec, parse_set
@@ -89,7 +102,7 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
     log = (lambda *a, **k: None) if quiet else (lambda m: click.echo(m, err=True))
     try:
         summary = runner.run(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
-                             force=force, quiet=quiet, log=log)
+                             force=force, quiet=quiet, log=log, run_key=key)
     except DrocliError as e:
         if e.file:
             raise

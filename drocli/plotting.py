@@ -94,7 +94,9 @@ def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
         from drocli.spec import profile_note
 
         note = profile_note(run.profile, run.seeds)
-        figures = [f.model_copy(update={"caption": f"{f.caption or ''} {note}".strip()})
+        tag = " [smoke run]" if run.profile == "smoke" else ""
+        figures = [f.model_copy(update={"caption": f"{f.caption or ''} {note}".strip(),
+                                        "title": f"{f.title or ''}{tag}".strip() or None})
                    for f in figures]
     with matplotlib.rc_context(RC):
         for spec in figures:

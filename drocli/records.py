@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from drocli.errors import DrocliError
+from drocli.status import DONE, finished  # noqa: F401  (records.finished is the API)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 COLUMNS = ["experiment", "cell", "solver", "label", "dataset", "seed", "step", "oracle_calls",
            "time_s", "metric", "value"]
 ROW_FIELDS = ["step", "oracle_calls", "time_s", "metric", "value"]
-DONE = ("done", "diverged", "timeout")
 
 
 def _file_mode() -> int:
@@ -194,11 +194,6 @@ def read_artifacts(results_dir: Path) -> dict[str, dict]:
 
 def cell_status(out: Path, cell_id: str) -> dict | None:
     return read_cell(out, cell_id)[0]
-
-
-def finished(status: dict | None) -> bool:
-    """A cell status that marks the cell done (done, diverged or timeout)."""
-    return bool(status) and status.get("status") in DONE
 
 
 def is_finished(out: Path, cell_id: str) -> bool:

@@ -335,7 +335,7 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
 
 def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         scheduler: str | None = None, force: bool = False, quiet: bool = False,
-        log=print) -> RunSummary:
+        log=print, run_key: str | None = None) -> RunSummary:
     """Run every unfinished cell of `spec` into `out`, then merge records.csv.gz. Workers
     return each cell's rows, status and artifacts; this process writes them (atomically,
     cell by cell, so an interrupted run resumes)."""
@@ -368,7 +368,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         ownership.claim(out, spec.name)
         records.atomic_write_text(out / "spec.yaml", spec_text)
         prov = records.provenance()
-        man = {**man, "spec_sha1": spec_sha1, "spec_revised": {
+        man = {**man, "spec_sha1": spec_sha1, "run_key": run_key, "spec_revised": {
             "at": datetime.now(timezone.utc).isoformat(),
             **{k: prov.get(k) for k in ("drocli", "git_commit", "git_dirty")}}}
         records.atomic_write_text(out / "manifest.json", json.dumps(man, indent=1, default=str))
@@ -406,7 +406,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
                           "error": st.get("error")}
     manifest = {"experiment": spec.name, "profile": spec.profile, "started": started,
                 "finished": datetime.now(timezone.utc).isoformat(),
-                "spec_sha1": spec_sha1,
+                "spec_sha1": spec_sha1, "run_key": run_key,
                 "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
                 "records_rows": len(df), "records_sha1": file_digest(rec_path),
                 **records.provenance(), "cells": statuses}

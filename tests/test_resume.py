@@ -1,0 +1,69 @@
+"""A re-run with nothing to do is recognised from the manifest's run key, without loading
+the spec: same spec bytes, profile, --set values and drocli source, every cell finished and
+the records intact. Anything else takes the full path."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from drocli import resume
+from drocli.resume import nothing_to_do, run_key
+from tests.conftest import call
+
+PROBE = ("import sys; from drocli.cli import main\n"
+         "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    code = e.code\n"
+         "print('HEAVY', sorted(m for m in ('pydantic', 'pandas', 'numba', 'numpy')"
+         " if m in sys.modules), file=sys.stderr)\n")
+
+
+def _rerun(*args):
+    return subprocess.run([sys.executable, "-c", PROBE, "run", *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_same_run_again_loads_nothing(tiny_spec, tmp_path):
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    res = _rerun(tiny_spec, "--out", out)
+    assert res.returncode == 0, res.stderr
+    assert "cells done and records current" in res.stderr
+    assert "HEAVY []" in res.stderr                   # no spec, plug-in or pandas loaded
+    assert before == {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+
+
+def test_any_difference_takes_the_full_path(tiny_spec, tmp_path, monkeypatch):
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    key = run_key(tiny_spec, None, ())
+    assert nothing_to_do(out, key) is not None
+    assert nothing_to_do(out, run_key(tiny_spec, "smoke", ())) is None         # profile
+    assert nothing_to_do(out, run_key(tiny_spec, None, ("seeds=1",))) is None  # --set
+    monkeypatch.setattr(resume, "_SOURCE", "another drocli")                   # code edited
+    assert nothing_to_do(out, run_key(tiny_spec, None, ())) is None
+    monkeypatch.setattr(resume, "_SOURCE", None)
+    tiny_spec.write_text(tiny_spec.read_text() + "# a comment\n")             # spec edited
+    assert nothing_to_do(out, run_key(tiny_spec, None, ())) is None
+    rec = out / "records.csv.gz"                                               # records
+    data = rec.read_bytes()
+    rec.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    assert nothing_to_do(out, key) is None
+    rec.write_bytes(data)
+    assert nothing_to_do(out, key) is not None
+    res = _rerun(tiny_spec, "--out", out)             # full path after the spec edit
+    assert res.returncode == 0 and "pydantic" in res.stderr.split("HEAVY")[-1]
+
+
+def test_force_and_unfinished_cells_take_the_full_path(tiny_spec, tmp_path):
+    import json
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    key = run_key(tiny_spec, None, ())
+    man = json.loads((out / "manifest.json").read_text())
+    first = next(iter(man["cells"]))
+    man["cells"][first]["status"] = "failed"
+    (out / "manifest.json").write_text(json.dumps(man))
+    assert nothing_to_do(out, key) is None
+    assert nothing_to_do(tmp_path / "nowhere", key) is None
