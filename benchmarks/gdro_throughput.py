@@ -80,19 +80,8 @@ def reference_4acc(X, y, rows, w, g, counter):
     counter[0] += rows.shape[0]
 
 
-@numba.njit(cache=True, fastmath=True)
-def reference_fastmath(X, y, rows, w, g, counter):
-    """The plain reference compiled with fastmath (reassociated, vectorised reduction)."""
-    d = X.shape[1]
-    for t in range(rows.shape[0]):
-        r = rows[t]
-        s = 0.0
-        for j in range(d):
-            s += X[r, j] * w[j]
-        coef = -y[r] / (1.0 + math.exp(y[r] * s))
-        for j in range(d):
-            g[j] += X[r, j] * coef
-    counter[0] += rows.shape[0]
+# the plain loop compiled with fastmath (reassociated, vectorised reduction)
+reference_fastmath = numba.njit(cache=True, fastmath=True)(reference_loop.py_func)
 
 
 def best_of(fn, reps=3):

@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from drocli.claims.judge import interval_verdict
+
 DRAWS = 2000
 MIN_SEEDS = 5
 RNG_SEED = 20240
@@ -90,10 +92,7 @@ def bootstrap_effects(point: dict[str, float], draws: dict[str, np.ndarray], n_s
         if n_seeds >= MIN_SEEDS:
             e["lo"] = float(np.quantile(d, alpha / 2, method="lower"))
             e["hi"] = float(np.quantile(d, 1 - alpha / 2, method="higher"))
-            if e["lo"] > margin:
-                e["verdict"] = "holds"
-            elif e["hi"] < margin:
-                e["verdict"] = "not_reproduced"
+            e["verdict"] = interval_verdict(e["lo"], e["hi"], margin)
         else:
             e["why"] = f"{n_seeds} {unit}(s): a bootstrap needs at least {MIN_SEEDS}"
         out[o] = e

@@ -113,10 +113,7 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
             half = float(stdtrit(dd.size - 1, 0.5 + confidence / 2)
                          * dd.std(ddof=1) / math.sqrt(dd.size))
             e["lo"], e["hi"] = e["mean"] - half, e["mean"] + half
-            if e["lo"] > margin:
-                e["verdict"] = "holds"
-            elif e["hi"] < margin:
-                e["verdict"] = "not_reproduced"
+            e["verdict"] = interval_verdict(e["lo"], e["hi"], margin)
         else:
             e["why"] = f"{dd.size} finite pair(s): an interval needs at least 2"
         if lost and e["verdict"] == "holds":
@@ -124,6 +121,16 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
             e["why"] = f"{solver} diverged on {lost} seed(s) where {o} did not"
         out[o] = e
     return out
+
+
+def interval_verdict(lo: float, hi: float, threshold: float) -> str:
+    """holds when the interval of the effect lies above the threshold, not_reproduced when
+    below it, inconclusive when it contains it."""
+    if lo > threshold:
+        return "holds"
+    if hi < threshold:
+        return "not_reproduced"
+    return "inconclusive"
 
 
 def overall(effects: dict[str, dict]) -> str:
