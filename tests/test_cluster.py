@@ -114,7 +114,7 @@ def test_unreachable_scheduler_exits_2_quickly(tiny_spec, tmp_path, capsys, monk
 
 
 def test_jobqueue_cluster_as_documented(tiny_spec, tmp_path):
-    """The README's SLURM / PBS recipe with dask-jobqueue's local job class (the same
+    """The SLURM / PBS recipe of docs/clusters.md with dask-jobqueue's local job class (the same
     JobQueueCluster machinery, jobs started as local processes instead of sbatch/qsub):
     drocli runs against its scheduler address and gets the records of -j 1."""
     jq = pytest.importorskip("dask_jobqueue.local")

@@ -44,12 +44,12 @@ from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 class ALSVREParams(Params):
-    """AL-SVRE's parameters (reconstruction, spec 000 §3.3; steps tuned, README sweep)."""
+    """AL-SVRE's parameters (reconstruction, spec 000 §3.3; steps tuned, sweep in docs/reproduction.md)."""
 
     gamma_w: float = Field(0.001, gt=0, description="inner " + GAMMA_W)
     gamma_q: float = Field(0.001, ge=0, description="inner " + GAMMA_Q)
     beta: float = Field(0.01, ge=0, description="Catalyst prox weight on w ([DEFAULT] "
-                        "spec §3.3; README sweep)")
+                        "spec §3.3; sweep in docs/reproduction.md)")
     lam: float = Field(0.0, ge=0, description="extra regulariser ([DEFAULT] spec §3.3: 0)")
     K_in: int | None = auto("inner iterations; auto: K_in = N ([DEFAULT] spec §3.3)", ge=1)
     p: float | None = auto("snapshot refresh probability; auto: 1/N ([DEFAULT] spec §3.3)",
