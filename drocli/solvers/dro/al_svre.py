@@ -44,7 +44,7 @@ from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 class ALSVREParams(Params):
-    """AL-SVRE's parameters (reconstruction, spec 000 §3.3; steps tuned, sweep in docs/reproduction.md)."""
+    """AL-SVRE's parameters (reconstruction, spec 000 §3.3; tuned steps in the specs)."""
 
     gamma_w: float = Field(0.001, gt=0, description="inner " + GAMMA_W)
     gamma_q: float = Field(0.001, ge=0, description="inner " + GAMMA_Q)

@@ -32,7 +32,7 @@ from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 class ALEGParams(Params):
-    """ALEG's parameters (spec 000 §2.5; steps tuned by the §4.1 protocol, sweep in docs/reproduction.md)."""
+    """ALEG's parameters (spec 000 §2.5; steps tuned by §4.1; tuned values in the specs)."""
 
     gamma_w: float = Field(0.01, gt=0, description=GAMMA_W)
     gamma_q: float = Field(0.1, ge=0, description=GAMMA_Q)

@@ -51,7 +51,7 @@ def stage1_plan(n_i: int, K_i: int, b_i: int) -> tuple[int, int]:
 
 
 class ALEMParams(Params):
-    """ALEM's parameters (spec 000 §2.5-2.8; steps tuned on the MERO sweep, docs/reproduction.md)."""
+    """ALEM's parameters (spec 000 §2.5-2.8; steps tuned on the MERO sweep; values in the specs)."""
 
     gamma_w: float = Field(0.01, gt=0, description="stage-2 " + GAMMA_W)
     gamma_q: float = Field(0.0316, ge=0, description="stage-2 " + GAMMA_Q)

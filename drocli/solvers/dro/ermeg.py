@@ -59,7 +59,7 @@ def stage1(problem, budgets, L, restart: bool = True) -> np.ndarray:
 
 
 class ERMEGParams(Params):
-    """ERMEG's parameters (reconstruction, spec 000 §3.4; MERO sweep, docs/reproduction.md)."""
+    """ERMEG's parameters (reconstruction, spec 000 §3.4; MERO sweep; values in the specs)."""
 
     gamma_q: float = Field(31.6, ge=0, description="Hedge step on q ([DEFAULT] spec "
                            "§3.4/§4.1; MERO sweep)")

@@ -33,7 +33,7 @@ from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 class MPVRParams(Params):
-    """MPVR's parameters (spec 000 §3.2; steps tuned by the §4.1 protocol, sweep in docs/reproduction.md)."""
+    """MPVR's parameters (spec 000 §3.2; steps tuned by §4.1; tuned values in the specs)."""
 
     gamma_w: float = Field(0.0003, gt=0, description=GAMMA_W)
     gamma_q: float = Field(0.00316, ge=0, description=GAMMA_Q)

@@ -32,7 +32,7 @@ BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of 
 
 
 class SMDParams(Params):
-    """SMD's parameters (spec 000 §3.1; steps tuned by the §4.1 protocol, sweep in docs/reproduction.md)."""
+    """SMD's parameters (spec 000 §3.1; steps tuned by §4.1; tuned values in the specs)."""
 
     gamma_w: float = Field(0.003, gt=0, description=GAMMA_W)
     gamma_q: float = Field(0.1, ge=0, description=GAMMA_Q)

@@ -127,7 +127,7 @@ def stage1(problem, rng, budgets, gamma_1: float, use_sample: bool = True):
 
 
 class TSAParams(Params):
-    """TSA's parameters (reconstruction, spec 000 §3.5; MERO sweep, docs/reproduction.md)."""
+    """TSA's parameters (reconstruction, spec 000 §3.5; MERO sweep; values in the specs)."""
 
     gamma_w: float = Field(0.003, gt=0, description="stage-2 SMD " + GAMMA_W)
     gamma_q: float = Field(0.0316, ge=0, description="stage-2 SMD " + GAMMA_Q)
