@@ -8,7 +8,7 @@ NaN there) and recomputes the statistic. Labels that ran the same seeds are resa
 same seed indices (a paired bootstrap); otherwise each label independently. The draws are
 seeded, so a verdict is reproducible. With fewer than `MIN_SEEDS` seeds the percentile
 interval cannot reach its nominal coverage (with 3 seeds, one draw in nine repeats a single
-seed), so the verdict is inconclusive.
+seed): it is shown, and the verdict is inconclusive.
 """
 
 from __future__ import annotations
@@ -89,11 +89,13 @@ def bootstrap_effects(point: dict[str, float], draws: dict[str, np.ndarray], n_s
         e = {"method": "bootstrap", "unit": unit, "n": int(n_seeds), "unpaired": 0,
              "threshold": float(margin), "confidence": confidence,
              "mean": mean, "lo": None, "hi": None, "verdict": "inconclusive"}
-        if n_seeds >= MIN_SEEDS:
+        if n_seeds >= 2:
             e["lo"] = float(np.quantile(d, alpha / 2, method="lower"))
             e["hi"] = float(np.quantile(d, 1 - alpha / 2, method="higher"))
+        if n_seeds >= MIN_SEEDS:
             e["verdict"] = interval_verdict(e["lo"], e["hi"], margin)
-        else:
-            e["why"] = f"{n_seeds} {unit}(s): a bootstrap needs at least {MIN_SEEDS}"
+        else:                  # the interval is shown, but too few draws to judge on it
+            e["why"] = (f"{n_seeds} {unit}(s): a bootstrap verdict needs at least "
+                        f"{MIN_SEEDS}")
         out[o] = e
     return out
