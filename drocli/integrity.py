@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 NUMERIC = ("step", "oracle_calls", "time_s", "value")
+RECORDS = "records.csv.gz"         # gzip of the tidy CSV, deterministic bytes
 FIX = "re-run `drocli run SPEC --out RESULTS_DIR` (it rebuilds the records from the cells)"
 
 
@@ -45,6 +46,16 @@ def file_digest(path: Path, algo: str = "sha1") -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def records_current(path: Path, man: dict) -> bool:
+    """The records file at `path` has the checksum the manifest recorded (False when the
+    manifest holds none or the file cannot be read)."""
+    want = man.get("records_sha1")
+    try:
+        return bool(want) and Path(path).is_file() and file_digest(path) == want
+    except OSError:
+        return False
 
 
 def manifest(results_dir: Path) -> dict:

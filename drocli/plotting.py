@@ -91,11 +91,11 @@ def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
     paths = []
     run = (context or {}).get("spec")
     if run is not None and getattr(run, "profile", None):
-        from drocli.spec import profile_note
+        from drocli.spec import run_caption
 
-        note = profile_note(run.profile, run.seeds)
         tag = " [smoke run]" if run.profile == "smoke" else ""
-        figures = [f.model_copy(update={"caption": f"{f.caption or ''} {note}".strip(),
+        figures = [f.model_copy(update={"caption": run_caption(f.caption, run.profile,
+                                                               run.seeds),
                                         "title": f"{f.title or ''}{tag}".strip() or None})
                    for f in figures]
     with matplotlib.rc_context(RC):

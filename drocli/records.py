@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from drocli.errors import DrocliError
+from drocli.integrity import RECORDS
 from drocli.status import DONE, finished  # noqa: F401  (records.finished is the API)
 
 if TYPE_CHECKING:
@@ -247,7 +248,6 @@ def _cell_value(v):
     return v
 
 
-RECORDS = "records.csv.gz"         # gzip of the tidy CSV, deterministic bytes
 LEGACY_RECORDS = "records.csv"     # plain CSV of folders written before compression
 GZIP_LEVEL = 6
 MAX_RECORDS_BYTES = 4 << 30        # decompressed: a results folder is never larger

@@ -40,7 +40,6 @@ class Page:
     note: str            # incomplete note or ""
     description: str = ""             # the spec's description (settings, stand-ins)
     captions: dict | None = None      # figure name -> (title, caption) from the spec
-    sources: dict | None = None       # claim id -> Source (the paper's words)
     links: list[str] | None = None    # figure paths relative to the report folder
 
 
@@ -58,16 +57,13 @@ def _load(results_dir: Path) -> Page:
     df, completeness = read_checked(results_dir)
     claims = evaluate_claims(df, spec.claims, spec.profile)
     figures = sorted((results_dir / "figures").glob("*.png"))
-    from drocli.spec import profile_note
+    from drocli.spec import run_caption
 
-    note = profile_note(spec.profile, spec.seeds)
-    captions = {f.name: (f.title or "", f"{f.caption or ''} {note}".strip())
+    captions = {f.name: (f.title or "", run_caption(f.caption, spec.profile, spec.seeds))
                 for f in spec.figures}
-    sources = {c["id"] if isinstance(c, dict) else c.id:
-               (c.get("source") if isinstance(c, dict) else c.source) for c in spec.claims}
     return Page(results_dir.name, spec.name, spec.title or spec.name, spec.profile,
                 list(spec.seeds), manifest(results_dir), claims, figures, completeness.note(),
-                " ".join((spec.description or "").split()), captions, sources)
+                " ".join((spec.description or "").split()), captions)
 
 
 def counts(page: Page) -> dict[str, int]:
@@ -99,13 +95,10 @@ def status_line(page: Page, link: str) -> str:
     return f"| [{page.name}]({link}) | {page.profile} | {len(page.seeds)} | {summary(page)} |"
 
 
-def _source(page: Page, claim_id: str) -> str:
-    src = (page.sources or {}).get(claim_id)
-    if src is None:
-        return ""
-    where, quote = (src["where"], src["quote"]) if isinstance(src, dict) else \
-        (src.where, src.quote)
-    return f"{where}: \u201c{' '.join(quote.split())}\u201d"
+def _source(c) -> str:
+    """The paper's words of a claim result: 'where: "quote"' (empty without a source)."""
+    s = c.source
+    return f"{s.where}: \u201c{' '.join(s.quote.split())}\u201d" if s is not None else ""
 
 
 def _provenance(page: Page) -> list[tuple[str, str]]:
@@ -138,7 +131,7 @@ def markdown(page: Page) -> str:
     for c in page.claims:
         lines.append(f"| `{c.id}` | {TAGS.get(c.status, c.status)} | "
                      f"{cell(_effects(c)) or '-'} | {cell(c.text)} | "
-                     f"{cell(_source(page, c.id)) or '-'} |")
+                     f"{cell(_source(c)) or '-'} |")
     if not page.claims:
         lines.append("| - | no claims in this spec | | | |")
     lines += ["", "## Figures", ""]
@@ -180,7 +173,7 @@ def html_page(page: Page) -> str:
     claims = "".join(
         f"<tr><td><code>{e(c.id)}</code></td><td>{e(TAGS.get(c.status, c.status))}</td>"
         f"<td>{e(_effects(c) or '-')}</td><td>{e(c.text)}</td>"
-        f"<td>{e(_source(page, c.id) or '-')}</td></tr>" for c in page.claims)
+        f"<td>{e(_source(c) or '-')}</td></tr>" for c in page.claims)
 
     def fig(f, link):
         title, caption = _caption(page, f)

@@ -17,7 +17,7 @@ import json
 import os
 from pathlib import Path
 
-from drocli.integrity import file_digest, manifest
+from drocli.integrity import RECORDS, manifest, records_current
 from drocli.ownership import MARK
 from drocli.status import finished
 
@@ -66,11 +66,7 @@ def nothing_to_do(out, key: str) -> str | None:
             return None
         if any(f"{c}.json" not in have for c in cells):
             return None
-    rec = Path(out) / "records.csv.gz"
-    try:
-        if not man.get("records_sha1") or file_digest(rec) != man["records_sha1"]:
-            return None
-    except OSError:
+    if not records_current(Path(out) / RECORDS, man):
         return None
     return (f"drocli: {man.get('experiment')} [{man.get('profile')}]: all {len(cells)} cells "
             f"done and records current -> {out}")

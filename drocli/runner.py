@@ -19,7 +19,7 @@ import numpy as np
 from drocli import ownership, records, registry
 from drocli.cells import Cell, expand
 from drocli.errors import DrocliError
-from drocli.integrity import file_digest
+from drocli.integrity import file_digest, records_current
 from drocli.integrity import manifest as read_manifest
 from drocli.monitor import Monitor
 from drocli.spec import Spec, dump_spec
@@ -275,12 +275,9 @@ def _up_to_date(out: Path, spec_sha1: str, ids: list[str]) -> bool:
         man = read_manifest(out)
     except DrocliError:
         return False
-    if not man.get("records_sha1") or set(man.get("cells") or ()) != set(ids):
+    if set(man.get("cells") or ()) != set(ids) or man.get("spec_sha1") != spec_sha1:
         return False
-    if man.get("spec_sha1") != spec_sha1:
-        return False
-    rec = records.records_path(out)
-    return rec.is_file() and file_digest(rec) == man["records_sha1"]
+    return records_current(records.records_path(out), man)
 
 
 def _recorded(out: Path, ids: list[str]) -> dict | None:
@@ -298,7 +295,7 @@ def _recorded(out: Path, ids: list[str]) -> dict | None:
     if not rec.is_file():
         return None
     if man.get("records_sha1"):
-        return man if file_digest(rec) == man["records_sha1"] else None
+        return man if records_current(rec, man) else None
     from drocli.integrity import read_checked  # recorded before checksums: validate once
 
     df, completeness = read_checked(out)
@@ -353,14 +350,11 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     pending = [c for c in cells if force or not records.finished(known[c.id][0])]
     spec_text = dump_spec(spec)
     spec_sha1 = hashlib.sha1(spec_text.encode()).hexdigest()
-    if not pending and _up_to_date(out, spec_sha1, ids):
-        ownership.claim(out, spec.name)          # marks a folder recorded before marks
-        log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells done and "
-            f"records current -> {out}")
-        return RunSummary(out, len(cells), len(cells), 0, [], records.records_path(out))
+    # recorded folders keep no cell files: their records are checked against the manifest
     man = None if force or len(pending) < len(cells) else _recorded(out, ids)
-    if man is not None and man.get("spec_sha1") == spec_sha1:
-        ownership.claim(out, spec.name)
+    if (not pending and _up_to_date(out, spec_sha1, ids)) or (
+            man is not None and man.get("spec_sha1") == spec_sha1):
+        ownership.claim(out, spec.name)          # marks a folder recorded before marks
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells done and "
             f"records current -> {out}")
         return RunSummary(out, len(cells), len(cells), 0, [], records.records_path(out))

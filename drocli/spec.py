@@ -554,13 +554,13 @@ def dump_spec(spec: Spec) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
-def profile_note(profile: str, seeds) -> str:
-    """What a figure of this run actually shows, appended to its caption (the spec's caption
-    describes the paper's setting, which a smoke or quick profile shrinks)."""
+def run_caption(caption: str | None, profile: str, seeds) -> str:
+    """A figure's caption followed by what this run actually shows: its profile and seeds (the
+    spec's caption describes the paper's setting, which a smoke or quick profile shrinks)."""
     seeds = list(seeds)
     shown = ", ".join(map(str, seeds[:12])) + (", ..." if len(seeds) > 12 else "")
     plural = "s" if len(seeds) != 1 else ""
     note = f"This run: profile {profile}, {len(seeds)} seed{plural} ({shown})"
     if profile == "smoke":
         note += "; a smoke run (fewer seeds or a shorter budget than the paper's), not a result"
-    return note + "."
+    return f"{caption or ''} {note}.".strip()

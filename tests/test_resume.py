@@ -67,3 +67,25 @@ def test_force_and_unfinished_cells_take_the_full_path(tiny_spec, tmp_path):
     (out / "manifest.json").write_text(json.dumps(man))
     assert nothing_to_do(out, key) is None
     assert nothing_to_do(tmp_path / "nowhere", key) is None
+
+
+def test_recorded_folder_without_cell_files(tiny_spec, tmp_path, capsys):
+    """A folder kept as in git (records, manifest, spec; no cells/): the same spec finds all
+    cells done; a revised title (same cell ids) rewrites only spec.yaml and the manifest."""
+    import shutil
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    shutil.rmtree(out / "cells")
+    records = (out / "records.csv.gz").read_bytes()
+    capsys.readouterr()
+    # the same seeds through --set: another run key, so the full path decides (same cells)
+    assert call("run", tiny_spec, "--set", "seeds=[0, 1]", "--out", out) == 0
+    assert "cells done and records current" in capsys.readouterr().err
+    revised = tmp_path / "revised.yaml"
+    revised.write_text(tiny_spec.read_text().replace("title: Tiny GDRO", "title: Revised"))
+    assert call("run", revised, "--out", out) == 0
+    assert "spec.yaml updated" in capsys.readouterr().err
+    assert "Revised" in (out / "spec.yaml").read_text()
+    assert (out / "records.csv.gz").read_bytes() == records
+    assert not (out / "cells").exists()

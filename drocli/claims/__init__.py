@@ -136,6 +136,7 @@ class ClaimResult:
     values: dict = field(default_factory=dict)   # label -> compared number (seed mean)
     effects: dict = field(default_factory=dict)  # other -> effect and its interval
     point_status: str = ""   # the status the point comparison alone would give (no noise)
+    source: Source | None = None   # the paper's words the claim encodes
 
     @property
     def failed(self) -> bool:
@@ -181,7 +182,8 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
 
     def result(status, detail, values=None, effects=None, point=None):
         return ClaimResult(claim.id, claim.text, claim.kind, status, detail, reproduced,
-                           dict(values or {}), dict(effects or {}), point or status)
+                           dict(values or {}), dict(effects or {}), point or status,
+                           claim.source)
 
     if claim.profiles is not None and profile not in claim.profiles:
         return result("skipped", f"profile {profile!r} not in {claim.profiles}")
@@ -210,21 +212,25 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
         effects = res[3] if len(res) > 3 else {}
     except SkipClaim as exc:
         return result("skipped", str(exc))
+    point = "holds" if holds else "not_reproduced"
     if effects:                         # the statistical verdict decides
         from drocli.claims.judge import overall
 
         verdict = overall(effects)
     else:                               # an exact statement about every recorded run
-        verdict = "holds" if holds else "not_reproduced"
+        verdict = point
+    return result(_status(verdict, reproduced), detail, values, effects,
+                  _status(point, reproduced))
+
+
+def _status(verdict: str, reproduced: bool) -> str:
+    """The status of a verdict (holds / not_reproduced / inconclusive) given the claim's
+    mark: a claim marked reproduced fails where a marked one is not reproduced."""
     if verdict == "inconclusive":
-        status = "inconclusive"
-    elif reproduced:
-        status = "holds" if verdict == "holds" else "fails"
-    else:
-        status = "unexpectedly_holds" if verdict == "holds" else "not_reproduced"
-    point = ("holds" if holds else "fails") if reproduced else \
-        ("unexpectedly_holds" if holds else "not_reproduced")
-    return result(status, detail, values, effects, point)
+        return "inconclusive"
+    if reproduced:
+        return "holds" if verdict == "holds" else "fails"
+    return "unexpectedly_holds" if verdict == "holds" else "not_reproduced"
 
 
 TAGS = {"holds": "HOLDS", "fails": "FAILS", "inconclusive": "INCONCLUSIVE",

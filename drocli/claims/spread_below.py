@@ -24,7 +24,7 @@ class SpreadBelow(ClaimBase):
 def spread_below(claim: SpreadBelow, data):
     """Sample std over seeds of each label's final value: solver below every other. Judged
     on log(std_other / std_solver) with a seed bootstrap (paired when the seeds match)."""
-    from drocli.claims.bootstrap import DRAWS, bootstrap_effects, resample_weights
+    from drocli.claims.bootstrap import DRAWS, RNG_SEED, bootstrap_effects, resample_weights
 
     stats = {k: v.dropna() for k, v in _final_stats(data, claim).items()}
     sd = {k: float(v.std(ddof=1)) if len(v) > 1 else math.nan for k, v in stats.items()}
@@ -35,7 +35,7 @@ def spread_below(claim: SpreadBelow, data):
         if len(x) < 2:
             draws[k] = np.full(DRAWS, np.nan)
             continue
-        w = resample_weights(len(x), seed=20240 if paired else 20240 + j)
+        w = resample_weights(len(x), seed=RNG_SEED if paired else RNG_SEED + j)
         mean = w @ x
         var = (w @ x**2 - mean**2) * len(x) / (len(x) - 1)
         draws[k] = 0.5 * np.log(np.maximum(var, 1e-300))
