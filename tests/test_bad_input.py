@@ -38,6 +38,11 @@ CASES = [
     ("figures[0].panels[0].metric=max_risk_tst", "figures[0].panels[0].metric",
      "max_risk_test"),
     ("name=..", "name", "pattern"),                  # would write into results/'s parent
+    ("claims[0].confidence=2", "claims[0].confidence", "less than 1"),
+    ("claims[0].factor=-1", "claims[0].factor", "greater than 0"),
+    ("claims[0].source=x", "claims[0].source", "Source"),
+    ("claims[0].source={where: S, quote: a paper sentence}", "claims[0].source.where",
+     "at least 2"),
 ]
 
 
@@ -111,3 +116,14 @@ def test_show_prints_the_resolved_spec(tmp_path, capsys):
     again = {c.id for c in expand(load_spec(path))}
     assert again == {c.id for c in expand(load_spec(SPEC, profile="smoke",
                                                     overrides=[("seeds", 2)]))}
+
+
+def test_duplicate_key_refused(tmp_path, capsys):
+    """A key written twice (PyYAML would keep the last silently) is exit 2, naming both."""
+    spec = tmp_path / "dup.yaml"
+    spec.write_text(SPEC.read_text() + "\nprofiles: {}\n")
+    out = tmp_path / "out"
+    code = call("run", spec, "--out", out, "-q")
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and not out.exists(), err
+    assert len(err.splitlines()) == 1 and "duplicate key 'profiles'" in err, err
