@@ -252,10 +252,9 @@ def _forked(pending, blas_threads: int, n_jobs: int):
         for fut in as_completed(futures):
             yield fut.result()
     except BaseException:          # Ctrl-C, a broken pool: stop the workers now, not after
-        procs = list((pool._processes or {}).values())      # the queued cells
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in procs:
-            proc.terminate()
+        for proc in list((pool._processes or {}).values()):  # the queued cells, then wait
+            proc.terminate()           # for the pool's manager thread, so that nothing of it
+        pool.shutdown(wait=True, cancel_futures=True)        # is left to the exit hooks
         raise
     pool.shutdown()
 
