@@ -3,7 +3,9 @@ for the FL profiles.
 
 For each setting we build the `federated` problem exactly as the specs do and time, on one
 core (BLAS threads = 1):
-  * local:     problem.local_round (10 clients x local training), the bulk of a round,
+  * local:     problem.local_round (10 clients x local training), the bulk of a round, in the
+               direct form and, for full-batch settings, the Gram form (drocli.ops.mlp_gram),
+               timed alternately (best of 5 each) so that both see the same machine load,
   * evaluate:  problem.evaluate on every client's train and test split (one checkpoint),
   * aggregate: each method's server step on the round's client models (FedMGDA+ solves a
                QP, FedFV projects pairwise, AdaOMD keeps snapshots),
@@ -42,12 +44,24 @@ def best_of(fn, repeat: int) -> float:
     return min(times)
 
 
-def problem_for(case_spec):
+def problem_for(case_spec, form: str = "auto"):
     data = registry.get("data", case_spec.data.name).func(
         registry.resolve_params(registry.get("data", case_spec.data.name),
                                 case_spec.data.params), 0)
     entry = registry.get("problem", case_spec.problem.name)
-    return entry.func(data, registry.resolve_params(entry, case_spec.problem.params))
+    return entry.func(data, registry.resolve_params(
+        entry, {**case_spec.problem.params, "local_form": form}))
+
+
+def interleaved(fns: dict, repeat: int) -> dict:
+    """Best-of-`repeat` seconds of each callable, the callables taking turns."""
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - t)
+    return best
 
 
 def flops_per_round(problem) -> float:
@@ -90,22 +104,29 @@ def aggregation_time(problem, label: str, spec) -> float:
 
 
 def main() -> None:
-    print("| data | setting | clients x samples | local training / round | evaluate | "
-          "GFLOP/s |")
-    print("|---|---|---|---|---|---|")
+    print(f"load average at start: {os.getloadavg()[0]:.2f}\n")
+    print("| data | setting | clients x samples | local training / round, direct | Gram form | "
+          "direct / Gram | evaluate | GFLOP/s (direct) |")
+    print("|---|---|---|---|---|---|---|---|")
     agg_rows = []
     for dname, path in SPECS.items():
         spec = load_spec(path)
         for name, case in spec.case_specs(path):
-            problem = problem_for(case)
+            problem = problem_for(case, "direct")
             theta = problem.initial(np.random.default_rng(0))
             rng = np.random.default_rng(1)
-            t_local = best_of(lambda p=problem, th=theta, r=rng: p.local_round(th, r), 3)
+            fns = {"direct": lambda p=problem, th=theta, r=rng: p.local_round(th, r)}
+            if problem.batch <= 0:
+                gram = problem_for(case, "gram")
+                fns["gram"] = lambda p=gram, th=theta, r=rng: p.local_round(th, r)
+            t = interleaved(fns, 5)
             t_eval = best_of(lambda p=problem, th=theta: p.evaluate(th), 3)
             n = sum(len(y) for y in problem.y_train)
-            gf = flops_per_round(problem) / t_local / 1e9
-            print(f"| {dname} | {name} | 10 x {n // 10} | {t_local * 1e3:.0f} ms | "
-                  f"{t_eval * 1e3:.0f} ms | {gf:.1f} |")
+            gf = flops_per_round(problem) / t["direct"] / 1e9
+            g = (f"{t['gram'] * 1e3:.0f} ms | {t['direct'] / t['gram']:.2f}x" if "gram" in t
+                 else "n/a (minibatches) | -")
+            print(f"| {dname} | {name} | 10 x {n // 10} | {t['direct'] * 1e3:.0f} ms | {g} | "
+                  f"{t_eval * 1e3:.0f} ms | {gf:.0f} |")
             if name == "rotation" and dname == "MNIST-5k":
                 for label in METHODS:
                     agg_rows.append((label, aggregation_time(problem, label, case)))

@@ -208,8 +208,10 @@ def test_interface_and_one_full_batch_step():
     assert pr.oracle_calls == 0
 
 
-def test_several_full_batch_steps_and_float32():
-    pr = build(local_steps=3, lr=0.2)
+@pytest.mark.parametrize("form", ["direct", "gram"])
+def test_several_full_batch_steps_and_float32(form):
+    pr = build(local_steps=3, lr=0.2, local_form=form)
+    assert pr.info["local_form"] == [form] * pr.m
     theta = pr.initial()
     thetas, L = pr.local_round(theta)
     for i in (0, 9):
@@ -220,11 +222,54 @@ def test_several_full_batch_steps_and_float32():
             losses.append(ce)
         np.testing.assert_allclose(thetas[i], th, rtol=1e-12, atol=1e-14)
         assert L[i] == pytest.approx(np.mean(losses) + 1e-10, rel=1e-12)
-    pr32 = build(local_steps=3, lr=0.2, dtype="float32")
+    pr32 = build(local_steps=3, lr=0.2, dtype="float32", local_form=form)
     t32, L32 = pr32.local_round(theta)
     assert t32.dtype == np.float64
     np.testing.assert_allclose(t32, thetas, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(L32, L, rtol=1e-5)
+
+
+def test_gram_form_choice_counts_flops():
+    """auto takes the Gram form exactly when its flops (τ·2n²h + 4ndh) undercut τ·4ndh, and
+    only for full batches: a minibatch sees other rows every step."""
+    from drocli.ops import mlp_gram
+    for n, d, tau in [(400, 600, 10), (1100, 600, 10), (1000, 600, 10), (80, 600, 1), (5, 3, 2)]:
+        h = 7
+        assert mlp_gram.worth_it(n, d, tau) == (tau * 2 * n * n * h + 4 * n * d * h
+                                                < tau * 4 * n * d * h)
+    pr = build(local_steps=10)       # ~23 rows of <= 16 used pixels: 230 < 288
+    assert pr.info["local_form"] == ["gram" if 10 * c.size < 18 * pr._dims_loc[i].d
+                                     else "direct" for i, c in enumerate(pr.y_train)]
+    assert "gram" in pr.info["local_form"]
+    assert build(local_steps=10, batch=5, local_form="gram").info["local_form"] == \
+        ["direct"] * 10
+    assert build(local_steps=1).info["local_form"] == ["direct"] * 10
+
+
+def test_gram_steps_match_loss_grad_steps_with_a_varying_step():
+    """mlp_gram.gd_steps = the direct loop θ -= c_t ∇CE(θ), c_t a function of CE_t (float64),
+    on rows whose first layer is wide and narrow, against mlp.loss_grad."""
+    from drocli.ops import mlp_gram
+    rng = np.random.default_rng(3)
+    for n, d in [(9, 20), (30, 4)]:
+        dims = mlp.Dims(d, 6, 4)
+        X, y = rng.standard_normal((n, d)), rng.integers(0, 4, n)
+        theta = mlp.init(dims, rng)
+
+        def step(ce):
+            return ce * 2.0, 0.05 + 0.1 * ce
+
+        phi = theta.copy()
+        total = mlp_gram.gd_steps(phi, X, mlp_gram.kernel(X), y, dims, 4, step)
+        th, want = theta.copy(), 0.0
+        for _ in range(4):
+            ce, g = mlp.loss_grad(th, X, y, dims)
+            value, c = step(ce)
+            th -= c * g
+            want += value
+        np.testing.assert_allclose(phi, th, rtol=1e-11, atol=1e-13)
+        assert total == pytest.approx(want, rel=1e-12)
+        np.testing.assert_allclose(mlp_gram.kernel(X), X @ X.T + 1.0)
 
 
 def test_minibatch_mode_visits_every_sample_once_per_epoch(monkeypatch):
@@ -266,9 +311,10 @@ def test_minibatch_mode_visits_every_sample_once_per_epoch(monkeypatch):
         assert L[i] == pytest.approx(np.mean(losses) + 1e-10, rel=1e-12)
 
 
+@pytest.mark.parametrize("form", ["direct", "gram"])
 @pytest.mark.parametrize("M", [2.0, 10.0])  # 2: the linear branch (M - CE < 1); 10: the log one
-def test_propfair_loss_and_gradient(M):
-    pr = build(lr=0.1)
+def test_propfair_loss_and_gradient(M, form):
+    pr = build(lr=0.1, local_form=form)
     theta = pr.initial()
     thetas, L = pr.local_round(theta, loss="propfair", M=M, eps0=1.0)
     X, y = pr.X_train[3].astype(np.float64), pr.y_train[3]

@@ -103,6 +103,23 @@ def accuracy(theta, X: np.ndarray, y: np.ndarray, dims: Dims) -> float:
     return float(np.mean(np.argmax(logits(theta, X, dims), axis=1) == y))
 
 
+def ce_grad_logits(lg: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """(mean CE of the logits lg (n, k), G = (softmax - onehot) / n in lg's dtype).
+
+    Overwrites lg (G is computed in its place); the mean CE accumulates in float64."""
+    n = lg.shape[0]
+    lg -= lg.max(axis=1, keepdims=True)
+    rows = np.arange(n)
+    picked = lg[rows, y]
+    G = np.exp(lg, out=lg)
+    s = G.sum(axis=1, keepdims=True)
+    ce = float(np.mean(np.log(s[:, 0]) - picked, dtype=np.float64))
+    G /= s
+    G[rows, y] -= 1
+    G *= G.dtype.type(1.0 / n)
+    return ce, G
+
+
 def loss_grad(theta, X: np.ndarray, y: np.ndarray, dims: Dims,
               out: np.ndarray | None = None) -> tuple[float, np.ndarray]:
     """(mean CE, its gradient w.r.t. the flat θ), the gradient in X's dtype (P,).
@@ -111,22 +128,13 @@ def loss_grad(theta, X: np.ndarray, y: np.ndarray, dims: Dims,
     ∇W1 = D^T X; ∇b1 = Σ D. `out` (P,) of X's dtype receives the gradient if given.
     """
     dt = _dtype(X)
-    n = X.shape[0]
     W1, b1, W2, b2 = _params(theta, dims, dt)
     Z1 = X @ W1.T
     Z1 += b1
     A = np.maximum(Z1, 0)
     lg = A @ W2.T
     lg += b2
-    lg -= lg.max(axis=1, keepdims=True)
-    E = np.exp(lg)
-    s = E.sum(axis=1, keepdims=True)
-    rows = np.arange(n)
-    ce = float(np.mean(np.log(s[:, 0]) - lg[rows, y], dtype=np.float64))
-    G = E
-    G /= s
-    G[rows, y] -= 1
-    G *= dt.type(1.0 / n)
+    ce, G = ce_grad_logits(lg, y)
     g = np.empty(dims.size, dtype=dt) if out is None else out
     gW1, gb1, gW2, gb2 = unpack(g, dims)
     np.matmul(G.T, A, out=gW2)

@@ -46,7 +46,7 @@ from pydantic import Field
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
-from drocli.ops import mlp
+from drocli.ops import mlp, mlp_gram
 from drocli.ops.partition import SCHEMES, partition, rotate_rows, rotation_k
 from drocli.problems.counted import CountedOracles
 from drocli.registry import Params, auto
@@ -54,6 +54,7 @@ from drocli.registry import Params, auto
 KEY = "problem.params"
 LOSSES = ("ce", "propfair")
 DTYPES = {"float32": np.float32, "float64": np.float64}
+FORMS = ("auto", "direct", "gram")
 
 
 def propfair(ce: float, M: float, eps0: float = 1.0) -> tuple[float, float]:
@@ -90,7 +91,7 @@ class FederatedProblem(CountedOracles):
     def __init__(self, data: GroupedData, clients: int = 10, partition_scheme: str = "rotation",
                  classes_per_client: int = 2, angles=None, hidden: int = 200, lr: float = 0.1,
                  local_steps: int = 10, batch: int = 0, seed: int = 0, init: str = "seed",
-                 dtype: str = "float32"):
+                 dtype: str = "float32", local_form: str = "auto"):
         if data.X_test is None or data.y_test is None:
             raise DrocliError(f"data source {data.name!r} gave no test split; the federated "
                               "problem partitions train and test", key="data.params",
@@ -105,6 +106,9 @@ class FederatedProblem(CountedOracles):
         if dtype not in DTYPES:
             raise DrocliError(f"unknown dtype {dtype!r}", key=f"{KEY}.dtype",
                               fix="float32 or float64")
+        if local_form not in FORMS:
+            raise DrocliError(f"unknown local_form {local_form!r}", key=f"{KEY}.local_form",
+                              fix=f"one of {', '.join(FORMS)}")
         if not (isinstance(lr, (int, float)) and lr > 0 and math.isfinite(lr)):
             raise DrocliError(f"lr must be > 0, got {lr!r}", key=f"{KEY}.lr", fix="e.g. lr: 0.1")
         y_tr = np.asarray(data.y_train)
@@ -197,11 +201,18 @@ class FederatedProblem(CountedOracles):
             self._Xloc.append(X if cols is None else np.ascontiguousarray(X[:, cols]))
             self._dims_loc.append(self.dims if cols is None
                                   else mlp.Dims(int(cols.size), self.dims.h, K))
+        # Full-batch local GD in the Gram form (drocli.ops.mlp_gram) where it costs fewer flops
+        gram = [self.batch <= 0 and (local_form == "gram" or (
+            local_form == "auto" and mlp_gram.worth_it(X.shape[0], X.shape[1], self.local_steps)))
+            for X in self._Xloc]
+        self._K = [mlp_gram.kernel(X) if g else None for X, g in zip(self._Xloc, gram,
+                                                                      strict=True)]
         self.info = {"seed": self.seed, "partition": partition_scheme, "angles": self.angles,
                      "classes": None if classes is None else classes.tolist(),
                      "sizes_train": self.sizes_train.tolist(),
                      "sizes_test": self.sizes_test.tolist(), "P": self.P,
-                     "model": f"MLP {d}-{int(hidden)}-{K}", "dtype": dtype}
+                     "model": f"MLP {d}-{int(hidden)}-{K}", "dtype": dtype,
+                     "local_form": ["gram" if g else "direct" for g in gram]}
 
     def _pool(self, X, y, parts):
         blocks = [rotate_rows(X[idx], self.shape, k) if k else X[idx]
@@ -245,6 +256,17 @@ class FederatedProblem(CountedOracles):
         for i in range(self.m):
             X, y, dims = self._Xloc[i], self.y_train[i], self._dims_loc[i]
             phi = self._local_params(theta, i)  # the client's working copy, self.dtype
+            if self._K[i] is not None:
+                def step_size(ce):
+                    if pf:
+                        val, slope = propfair(ce, float(M), float(eps0))
+                        return val, self.lr * slope
+                    return ce, self.lr
+                total = mlp_gram.gd_steps(phi, X, self._K[i], y, dims, self.local_steps,
+                                          step_size)
+                self._store_local(phi, theta, i, thetas[i])
+                L[i] = total / self.local_steps + 1e-10
+                continue
             grad = np.empty_like(phi)
             step = np.empty_like(phi)
             n = y.shape[0]
@@ -349,6 +371,9 @@ class FederatedParams(Params):
         "the solver's stream")
     dtype: Literal["float32", "float64"] = Field(
         "float32", description="data and matmuls (θ stays float64), as PyTorch [RECON]")
+    local_form: Literal["auto", "direct", "gram"] = Field(
+        "auto", description="full-batch local GD computed directly or in the Gram form (same "
+        "iterates, other rounding; drocli.ops.mlp_gram); auto: the form with fewer flops")
 
 
 FL_METRICS = tuple(f"{m}_{s}" for s in ("train", "test")
@@ -376,4 +401,5 @@ def make(data: GroupedData, params: dict) -> FederatedProblem:
                             classes_per_client=params["classes_per_client"],
                             angles=params["angles"], hidden=params["hidden"], lr=params["lr"],
                             local_steps=params["local_steps"], batch=params["batch"] or 0,
-                            seed=int(seed), init=params["init"], dtype=params["dtype"])
+                            seed=int(seed), init=params["init"], dtype=params["dtype"],
+                            local_form=params["local_form"])
