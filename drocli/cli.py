@@ -173,17 +173,18 @@ def check(results_dir, reference, rtol, atol, as_json):
     """Check the paper's claims (and a reference run) on RESULTS_DIR; exit 1 if any fails."""
     from drocli.claims import evaluate_claims, format_result
     from drocli.integrity import read_checked
-    from drocli.reference import compare_reference
+    from drocli.reference import compare_reference, kernel_note
 
     spec = _saved_spec(results_dir)
     df, completeness = read_checked(results_dir)
     ref_df = read_checked(reference)[0] if reference is not None else None
     results = evaluate_claims(df, spec.claims, spec.profile)
     note = completeness.note()
-    mismatches = None
+    mismatches = kernels = None
     if reference is not None:
         mismatches = compare_reference(df, ref_df, rtol=rtol, atol=atol,
                                        rtol_by_label=spec.reference_rtol)
+        kernels = kernel_note(results_dir, reference)
     ok = all(r.status != "fails" for r in results) and not mismatches
     if as_json:
         click.echo(json.dumps({
@@ -192,7 +193,8 @@ def check(results_dir, reference, rtol, atol, as_json):
             "claims": [{**r.to_dict(), **({"note": note} if note else {})} for r in results],
             "reference": None if reference is None else {
                 "path": str(reference), "rtol": rtol, "atol": atol,
-                "rtol_by_label": spec.reference_rtol, "mismatches": mismatches},
+                "rtol_by_label": spec.reference_rtol, "mismatches": mismatches,
+                "kernels": kernels},
             "ok": ok}, indent=1))
         sys.exit(0 if ok else 1)
     if not results:
@@ -205,6 +207,8 @@ def check(results_dir, reference, rtol, atol, as_json):
     if reference is not None:
         for line in mismatches:
             click.echo(f"MISMATCH {line}")
+        if mismatches and kernels:
+            click.echo(f"NOTE     {kernels}")
         if not mismatches:
             loose = "".join(f", {lab}: {t:g}" for lab, t in spec.reference_rtol.items()
                             if t > rtol)

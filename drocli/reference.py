@@ -95,3 +95,29 @@ def _key_str(row, keys) -> str:
     parts = [str(row[k]) if k != "seed" else f"seed {row[k]}" for k in KEY]
     parts += [f"{k}={row[k]}" for k in keys if k not in KEY]
     return " / ".join(parts)
+
+
+def blas_kernels(folder) -> str | None:
+    """The OpenBLAS kernel families a results folder was computed with (from its manifest's
+    `blas` entries, e.g. "Haswell"), or None when the manifest does not say."""
+    import json
+    from pathlib import Path
+
+    try:
+        blas = json.loads((Path(folder) / "manifest.json").read_text()).get("blas") or []
+    except (OSError, ValueError):
+        return None
+    archs = sorted({str(b.get("architecture")) for b in blas
+                    if isinstance(b, dict) and b.get("architecture")})
+    return "/".join(archs) or None
+
+
+def kernel_note(run_dir, reference_dir) -> str | None:
+    """Why mismatches may not be a regression: the two folders used different OpenBLAS kernel
+    families, whose different summation orders are amplified by rounding-sensitive runs."""
+    run, ref = blas_kernels(run_dir), blas_kernels(reference_dir)
+    if run is None or ref is None or run == ref:
+        return None
+    return (f"the reference was computed with OpenBLAS {ref} kernels, this run with {run}: "
+            f"runs sensitive to rounding differ between kernel families; compare like with "
+            f"like by re-running with OPENBLAS_CORETYPE={ref.split('/')[0]}")

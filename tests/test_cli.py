@@ -321,3 +321,36 @@ def test_ctrl_c_stops_forked_workers(tiny_spec, tmp_path):
     time.sleep(0.5)              # forked workers carry the parent's command line
     left = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True)
     assert left.stdout.strip() == "", left.stdout
+
+
+def test_reference_mismatch_names_different_blas_kernels(tiny_spec, tmp_path, capsys):
+    """A mismatch between folders computed with different OpenBLAS kernel families says so and
+    how to compare like with like; same kernels (or no record of them): no note."""
+    from drocli.reference import blas_kernels, kernel_note
+
+    run, ref = tmp_path / "run", tmp_path / "ref"
+    assert call("run", tiny_spec, "--out", run, "-q") == 0
+    assert call("run", tiny_spec, "--out", ref, "-q", "--set", "budget.epochs=3") == 0
+
+    def set_arch(folder, archs):
+        path = folder / "manifest.json"
+        doc = json.loads(path.read_text())
+        doc["blas"] = [{"internal_api": "openblas", "architecture": a} for a in archs]
+        path.write_text(json.dumps(doc))
+
+    set_arch(run, ["SkylakeX", "SkylakeX"])
+    set_arch(ref, ["Haswell"])
+    assert blas_kernels(run) == "SkylakeX" and blas_kernels(ref) == "Haswell"
+    assert blas_kernels(tmp_path) is None
+    capsys.readouterr()
+    assert call("check", run, "--reference", ref) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out
+    assert "NOTE     the reference was computed with OpenBLAS Haswell kernels, this run with " \
+           "SkylakeX" in out and "OPENBLAS_CORETYPE=Haswell" in out
+    assert call("check", run, "--json", "--reference", ref) == 1
+    assert "Haswell" in json.loads(capsys.readouterr().out)["reference"]["kernels"]
+    set_arch(ref, ["SkylakeX"])
+    assert kernel_note(run, ref) is None
+    assert call("check", run, "--reference", ref) == 1
+    assert "NOTE" not in capsys.readouterr().out

@@ -34,6 +34,7 @@ from scipy.special import expit, log_expit
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.ops.bitpacked import BitMatrix
 from drocli.ops.psd import FlooredSPD
 from drocli.problems.counted import CountedOracles
 from drocli.registry import Params, auto
@@ -89,6 +90,7 @@ class BilevelWeightsProblem(CountedOracles):
             Xv, yv = Xv[rows], yv[rows]
         self.Xv, self.yv = np.ascontiguousarray(Xv), yv
         self.n, self.D = self.X.shape
+        self._bits = BitMatrix.of(self.X)   # binary features (a1a, w8a, their stand-ins)
         self.n_va = self.Xv.shape[0]
         self.m = int(tasks)
         if self.m == 1:
@@ -156,6 +158,12 @@ class BilevelWeightsProblem(CountedOracles):
         X, y, s = self.Xv[Bv], self.yv[Bv], self.sigma[i]
         sk = expit(-y * (X @ w) / s)
         return X.T @ (-(y / s) * sk) / len(Bv)
+
+    def features_dot(self, q: np.ndarray) -> np.ndarray:
+        """X~ q (n,): the n-vector of the full hypergradient -alpha ∘ (X~ H^{-1} v) (spec
+        §3.2); by table lookup on packed bits when the features are 0/1 (drocli.ops.bitpacked,
+        same sums in another order)."""
+        return self.X @ q if self._bits is None else self._bits.dot(q)
 
     def cross_apply(self, B: np.ndarray, a: np.ndarray, q: np.ndarray) -> np.ndarray:
         """grad2_pw g_hat @ q as a dense n-vector: a_j (x~_j . q) on the rows B, 0 elsewhere."""

@@ -44,7 +44,7 @@ class TaskEstimators:
     def __init__(self, problem, p, W, draw):
         """Plain estimates at (p, W) for every task on the batches `draw(i)` (start-up)."""
         m, n, D = problem.m, problem.n, problem.D
-        self.lam, self.X = problem.lam, problem.X
+        self.lam, self.problem = problem.lam, problem
         self.G, self.v = np.empty((m, D)), np.empty((m, D))
         self.alpha = np.zeros((m, n))
         self.F: list[FlooredSPD] = []
@@ -64,7 +64,7 @@ class TaskEstimators:
 
     def z(self, i: int, F: FlooredSPD) -> np.ndarray:
         """z_i = -V_i H_i^{-1} v_i = -alpha_i * (X~ H_i^{-1} v_i), an n-vector (u_i = 0)."""
-        return -self.alpha[i] * (self.X @ F.solve(self.v[i]))
+        return -self.alpha[i] * self.problem.features_dot(F.solve(self.v[i]))
 
     def rc_storm(self, problem, p, W, p_prev, W_prev, tasks, beta: float, weight: float,
                  draw, facs: dict | None = None) -> dict:

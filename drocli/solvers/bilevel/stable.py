@@ -62,7 +62,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
         G = np.empty_like(W)
         for i in range(m):
             q = Hs[i].solve(problem.upper_grad(W[i], problem.draw_val(rng, bv), i))
-            h -= alpha[i] * (X @ q)
+            h -= alpha[i] * problem.features_dot(q)
             G[i] = problem.lower_terms(p, W[i], problem.draw_train(rng, b), i, hessian=False)[0]
         p_new = clip_weights(p - gamma * eta * h, nonneg)
         dp = p_new - p

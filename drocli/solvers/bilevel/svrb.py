@@ -54,7 +54,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     gamma, tau = params["gamma"], params["tau"]
     C_fy = params["C_fy"] or np.inf        # 0: no projection of v
     nonneg = params["nonneg"]
-    lam, X = problem.lam, problem.X
+    lam = problem.lam
     p, W = problem.zero_point()
     w = W[0]
     keep = monitor(p, w[None])
@@ -67,7 +67,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     Hs = FlooredSPD(H, lam)
     t = 0
     while keep:
-        z = -alpha * (X @ Hs.solve(v))
+        z = -alpha * problem.features_dot(Hs.solve(v))
         eta = decay(t, c0, 1.0 / 3.0)
         p_prev, w_prev = p, w
         p = clip_weights(p - eta * gamma * z, nonneg)
