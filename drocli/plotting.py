@@ -389,8 +389,30 @@ def _save_atomic(fig: Figure, path: Path, fmt: str, dpi: int, title: str) -> Non
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", path.name)
     tmp = path.with_name(f".{safe}.{os.getpid()}.tmp")
     try:
-        fig.savefig(tmp, format=fmt, dpi=dpi, metadata=_metadata(fmt, title))
+        if fmt == "png":
+            _save_png(fig, tmp, dpi, _metadata(fmt, title))
+        else:
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=_metadata(fmt, title))
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _save_png(fig: Figure, path: Path, dpi: int, metadata: dict) -> None:
+    """PNG without the alpha channel when every pixel is opaque (the figures' white
+    background): the same pixels in 3 bytes instead of 4, about 10 % smaller files."""
+    import io
+
+    import numpy as np
+    from PIL import Image, PngImagePlugin
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata=metadata)
+    img = Image.open(buf)
+    if img.mode == "RGBA" and int(np.asarray(img.getchannel("A")).min()) == 255:
+        img = img.convert("RGB")
+    info = PngImagePlugin.PngInfo()
+    for key, value in metadata.items():
+        info.add_text(key, value)
+    img.save(path, format="PNG", pnginfo=info, dpi=(dpi, dpi))

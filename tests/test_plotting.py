@@ -70,6 +70,33 @@ def test_png_written_with_expected_size_and_no_temp_files(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig1.png"]
 
 
+def test_png_drops_only_an_all_opaque_alpha_channel(tmp_path):
+    """The saved RGB pixels are matplotlib's own RGBA rendering minus its alpha (all 255);
+    title and dpi are kept; a figure with a transparent background keeps its alpha."""
+    import io
+
+    from PIL import Image
+
+    s = spec()
+    path = plot_figures(make_records(), [s], tmp_path, fmt="png")[0]
+    img = Image.open(path)
+    assert img.mode == "RGB" and img.info["Title"].startswith("GDRO synthetic")
+    assert round(img.info["dpi"][0]) == 150
+    from drocli.plotting import _save_png
+    fig = make_figure(make_records(), s)
+    _save_png(fig, tmp_path / "same.png", 150, {"Title": "t"})
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=150)
+    ref = np.asarray(Image.open(buf))
+    assert ref.shape[2] == 4 and (ref[..., 3] == 255).all()
+    np.testing.assert_array_equal(np.asarray(Image.open(tmp_path / "same.png")), ref[..., :3])
+    fig.patch.set_alpha(0.0)
+    for ax in fig.axes:
+        ax.patch.set_alpha(0.0)
+    _save_png(fig, tmp_path / "clear.png", 50, {"Title": "t"})
+    assert Image.open(tmp_path / "clear.png").mode == "RGBA"
+
+
 def test_pdf_and_svg(tmp_path):
     paths = plot_figures(make_records(), [spec()], tmp_path, fmt="pdf,svg",
                          experiment_title="E1")
