@@ -73,12 +73,15 @@ class Params(BaseModel):
 
     def key_dict(self) -> dict:
         """The parameters as the cell key hashes them: None of an `auto` field is written as
-        its legacy value, so the ids and random streams of recorded runs do not change."""
+        its legacy value, and a field declared with `added` is left out while it holds its
+        default, so the ids and random streams of recorded runs do not change."""
         out = self.model_dump(mode="python")
         for name, f in type(self).model_fields.items():
             extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
             if out.get(name) is None and extra.get("auto") is not None:
                 out[name] = extra["auto"]
+            if "added" in extra and name in out and out[name] == f.default:
+                del out[name]
         return out
 
 
@@ -95,6 +98,13 @@ def auto(description: str, legacy: float | int | str = 0, **constraints) -> Any:
     """A field that is computed when left out (default None). `legacy` is the magic value older
     specs used for "automatic"; it is still read as None and keeps cell ids stable."""
     return Field(None, description=description, json_schema_extra={"auto": legacy},
+                 **constraints)
+
+
+def added(default: Any, description: str, **constraints) -> Any:
+    """A field added to a plug-in after runs were recorded: at its default it stays out of the
+    cell key (ids and random streams as before); another value enters the key."""
+    return Field(default, description=description, json_schema_extra={"added": True},
                  **constraints)
 
 

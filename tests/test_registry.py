@@ -180,3 +180,21 @@ def test_no_shipped_spec_loads_pandas_numba_matplotlib_or_optimizers():
         print(json.dumps(bad))
         """))
     assert json.loads(out) == {}
+
+
+def test_added_field_stays_out_of_the_cell_key_at_its_default():
+    """A parameter added after runs were recorded keeps their ids and streams: absent from the
+    key while at its default, present otherwise; `auto` fields keep their legacy form."""
+    from typing import Literal
+
+    class Before(registry.Params):
+        lr: float = 0.1
+        batch: int | None = registry.auto("auto batch", legacy=0)
+
+    class After(Before):
+        form: Literal["auto", "direct"] = registry.added("auto", "how to compute")
+
+    assert After().key_dict() == Before().key_dict() == {"lr": 0.1, "batch": 0}
+    assert After(form="direct").key_dict() == {"lr": 0.1, "batch": 0, "form": "direct"}
+    assert After(form="direct").model_dump()["form"] == "direct"
+    assert After().model_dump()["form"] == "auto"

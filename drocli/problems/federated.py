@@ -49,7 +49,7 @@ from drocli.errors import DrocliError
 from drocli.ops import mlp, mlp_gram
 from drocli.ops.partition import SCHEMES, partition, rotate_rows, rotation_k
 from drocli.problems.counted import CountedOracles
-from drocli.registry import Params, auto
+from drocli.registry import Params, added, auto
 
 KEY = "problem.params"
 LOSSES = ("ce", "propfair")
@@ -371,8 +371,8 @@ class FederatedParams(Params):
         "the solver's stream")
     dtype: Literal["float32", "float64"] = Field(
         "float32", description="data and matmuls (θ stays float64), as PyTorch [RECON]")
-    local_form: Literal["auto", "direct", "gram"] = Field(
-        "auto", description="full-batch local GD computed directly or in the Gram form (same "
+    local_form: Literal["auto", "direct", "gram"] = added(
+        "auto", "full-batch local GD computed directly or in the Gram form (same "
         "iterates, other rounding; drocli.ops.mlp_gram); auto: the form with fewer flops")
 
 
