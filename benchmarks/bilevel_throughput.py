@@ -6,7 +6,9 @@ tuned parameters on one core (BLAS threads = 1) for a fixed sample budget; the c
 solver's (checkpoint evaluation excluded, as on the figures' time axes). Then the projection
 S^l_lam[H] (spec pitfall 5) of a STORM Hessian estimate, as the solvers call it, is timed
 against the plain `eigh` projection the spec describes, at D = 65 (digits) and D = 197
-(fashion_bin).
+(fashion_bin). Last, the n-vector X~ q of the full hypergradient (SVRB, STABLE, RSVRB, every
+iteration): numpy's dense product against the packed-bit table lookup the problem uses on
+binary features (drocli.ops.bitpacked), timed in turns.
 
 Run: python benchmarks/bilevel_throughput.py   (about two minutes; prints markdown tables)
 """
@@ -24,10 +26,12 @@ import numpy as np  # noqa: E402
 
 from drocli import registry  # noqa: E402
 from drocli.monitor import Monitor  # noqa: E402
+from drocli.ops.bitpacked import BitMatrix  # noqa: E402
 from drocli.ops.psd import FlooredSPD  # noqa: E402
 from drocli.runner import load_data  # noqa: E402
 from drocli.spec import load_spec  # noqa: E402
 
+FASHION = "experiments/tuning/svrb_fig1_fashion_grid.yaml"   # 004 Fig. 1 (b, d) stand-in
 SPECS = {"Fig. 1 (m = 1)": ("experiments/svrb_fig1_digits.yaml", 200_000),
          "Fig. 2 (m = 200)": ("experiments/re_rsvrb_fig2_digits.yaml", 1_000_000)}
 
@@ -84,6 +88,23 @@ def projection_table(repeat: int = 200):
             print(f"| {D} | {case} | {1e3 * ta:.3f} | {1e3 * tb:.3f} | {ta / tb:.1f}x |")
 
 
+def product_table(repeat: int = 50):
+    print("\n| data | n x D | dense X~ q (ms) | packed bits (ms) | speed-up |")
+    print("|---|---|---|---|---|")
+    for name, spec in (("digits_split", load_spec(SPECS["Fig. 1 (m = 1)"][0])),
+                       ("fashion_bin", load_spec(FASHION))):
+        pb = build(spec)()
+        bits = BitMatrix.of(pb.X)
+        q = np.random.default_rng(0).standard_normal(pb.D)
+        bits.dot(q)                                    # compile / load the kernel
+        dense = packed = float("inf")
+        for _ in range(repeat):
+            dense = min(dense, _time(lambda pb=pb, q=q: pb.X @ q))
+            packed = min(packed, _time(lambda b=bits, q=q: b.dot(q)))
+        print(f"| {name} | {pb.n} x {pb.D} | {1e3 * dense:.3f} | {1e3 * packed:.3f} | "
+              f"{dense / packed:.1f}x |")
+
+
 def _time(fn) -> float:
     t = time.perf_counter()
     fn()
@@ -91,5 +112,7 @@ def _time(fn) -> float:
 
 
 if __name__ == "__main__":
+    print(f"load average at start: {os.getloadavg()[0]:.2f}\n")
     solver_table()
     projection_table()
+    product_table()
