@@ -4,8 +4,9 @@ Each command runs as a fresh process, interleaved with the others, ROUNDS times;
 gives the median wall time, the median CPU time (user + sys of the child) and both as ratios
 to `drocli --version` measured in the same rounds (issue 19's target: within 3x). A resumed
 run is a second `drocli run` of the as_lsvrg_fig1 smoke spec into a folder whose cells are
-all done. Also lists the heavy modules each command imports (`-X importtime` is not needed:
-the child prints `sys.modules`).
+all done. `check` is timed judging afresh (`--no-cache`) and replaying its kept answer (the
+same folder checked before; the answer cache is a fresh temporary folder). Also lists the
+heavy modules each command imports (the child prints `sys.modules`).
 
     python benchmarks/startup.py [ROUNDS]
 """
@@ -58,10 +59,14 @@ def main():
         spec = "experiments/as_lsvrg_fig1.yaml"
         subprocess.run([*drocli, "run", spec, "--profile", "smoke", "--out", str(done), "-q"],
                        cwd=ROOT, check=True, capture_output=True)
+        os.environ["DROCLI_CACHE"] = str(Path(tmp) / "cache")
         cmds = {
             "drocli --version": ["--version"],
             "drocli list": ["list"],
-            "drocli check results/as_lsvrg_fig1": ["check", "results/as_lsvrg_fig1"],
+            "drocli check results/as_lsvrg_fig1 --no-cache (judged)":
+                ["check", "results/as_lsvrg_fig1", "--no-cache"],
+            "drocli check results/as_lsvrg_fig1 (checked before)":
+                ["check", "results/as_lsvrg_fig1"],
             "drocli run (resumed, nothing to do)": ["run", spec, "--profile", "smoke",
                                                     "--out", str(done), "-q"],
         }

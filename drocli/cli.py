@@ -132,7 +132,8 @@ Verdicts: HOLDS (interval past the threshold), FAILS (significantly not), INCONC
 (the interval contains the threshold: within the noise), NOT REPRODUCED (expected: the
 spec marks the paper's claim as not reproduced), UNEXPECTEDLY HOLDS (marked not
 reproduced, yet holds: re-examine the mark), SKIPPED (claim not for this profile). Only
-FAILS and reference mismatches make the exit code 1.
+FAILS and reference mismatches make the exit code 1. The answer is kept by the content of
+the folders, the options and drocli itself: checking the same bytes again replays it.
 """
 
 
@@ -169,8 +170,28 @@ def plot(results_dir, out, fmt):
               help="Absolute tolerance on final values against --reference.")
 @click.option("--json", "as_json", is_flag=True, help="The verdicts (and reference "
               "mismatches) as one JSON document on stdout, for machines.")
-def check(results_dir, reference, rtol, atol, as_json):
+@click.option("--no-cache", is_flag=True, help="Judge afresh even when the same folder, "
+              "options and drocli were checked before (answers are kept in $DROCLI_CACHE).")
+def check(results_dir, reference, rtol, atol, as_json, no_cache):
     """Check the paper's claims (and a reference run) on RESULTS_DIR; exit 1 if any fails."""
+    from drocli import check_cache
+
+    key = None if no_cache else check_cache.key(
+        results_dir, reference, {"rtol": rtol, "atol": atol, "json": as_json,
+                                 "reference": reference is not None})
+    answer = check_cache.load(key)
+    if answer is None:
+        out, err, code = _judge(results_dir, reference, rtol, atol, as_json)
+        answer = {"out": "".join(f"{line}\n" for line in out),
+                  "err": "".join(f"{line}\n" for line in err), "code": code}
+        check_cache.store(key, answer["out"], answer["err"], code)
+    click.echo(answer["out"], nl=False)
+    click.echo(answer["err"], nl=False, err=True)
+    sys.exit(answer["code"])
+
+
+def _judge(results_dir, reference, rtol, atol, as_json) -> tuple[list, list, int]:
+    """check's stdout lines, stderr lines and exit code."""
     from drocli.claims import evaluate_claims, format_result
     from drocli.integrity import read_checked
     from drocli.reference import compare_reference, kernel_note
@@ -186,8 +207,9 @@ def check(results_dir, reference, rtol, atol, as_json):
                                        rtol_by_label=spec.reference_rtol)
         kernels = kernel_note(results_dir, reference)
     ok = all(r.status != "fails" for r in results) and not mismatches
+    code = 0 if ok else 1
     if as_json:
-        click.echo(json.dumps({
+        return [json.dumps({
             "results_dir": str(results_dir), "experiment": spec.name, "profile": spec.profile,
             "cells": {"finished": completeness.finished, "total": completeness.total},
             "claims": [{**r.to_dict(), **({"note": note} if note else {})} for r in results],
@@ -195,25 +217,22 @@ def check(results_dir, reference, rtol, atol, as_json):
                 "path": str(reference), "rtol": rtol, "atol": atol,
                 "rtol_by_label": spec.reference_rtol, "mismatches": mismatches,
                 "kernels": kernels},
-            "ok": ok}, indent=1))
-        sys.exit(0 if ok else 1)
+            "ok": ok}, indent=1)], [], code
+    out, err = [], []
     if not results:
-        click.echo("no claims in this spec: nothing to judge")
-    for r in results:
-        click.echo(format_result(r) + (f" [{note}]" if note else ""))
+        out.append("no claims in this spec: nothing to judge")
+    out += [format_result(r) + (f" [{note}]" if note else "") for r in results]
     if note:
-        click.echo(f"drocli: {results_dir}: {note}; re-run `drocli run` to finish the rest",
-                   err=True)
+        err.append(f"drocli: {results_dir}: {note}; re-run `drocli run` to finish the rest")
     if reference is not None:
-        for line in mismatches:
-            click.echo(f"MISMATCH {line}")
+        out += [f"MISMATCH {line}" for line in mismatches]
         if mismatches and kernels:
-            click.echo(f"NOTE     {kernels}")
+            out.append(f"NOTE     {kernels}")
         if not mismatches:
             loose = "".join(f", {lab}: {t:g}" for lab, t in spec.reference_rtol.items()
                             if t > rtol)
-            click.echo(f"MATCHES  reference {reference} (rtol={rtol:g}{loose})")
-    sys.exit(0 if ok else 1)
+            out.append(f"MATCHES  reference {reference} (rtol={rtol:g}{loose})")
+    return out, err, code
 
 
 LIST_KINDS = {"solvers": "solver", "problems": "problem", "data": "data",

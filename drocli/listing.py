@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import textwrap
 
-from drocli import registry
+from drocli import discovery
+
+
+def _summaries(kind: str) -> dict[str, tuple[str | None, str]]:
+    """name -> (family, one line), from the sources alone when every decorator's arguments
+    are literals (then neither pydantic nor a plug-in is imported), else from the registry."""
+    idx = discovery.index()[kind]
+    static = discovery.STATIC.get(kind, {})
+    if set(idx) <= set(static):
+        return {n: static[n] for n in sorted(idx)}
+    from drocli import registry
+
+    return registry.static_summaries(kind)
 
 
 def table(kind: str) -> str:
     """`drocli list solvers`: name, family and one line per entry (read from the sources
     where the decorator's arguments are literals: no plug-in is imported for a listing)."""
-    rows = registry.static_summaries(kind)
-    lines = [f"{registry.PLURAL[kind]}:"]
+    rows = _summaries(kind)
+    lines = [f"{discovery.PLURAL[kind]}:"]
     width = max((len(n) for n in rows), default=4)
     fam_w = max((len(f or "") for f, _ in rows.values()), default=0)
     for name, (family, summary) in rows.items():
@@ -23,6 +35,8 @@ def table(kind: str) -> str:
 def describe(kind: str, name: str) -> str:
     """`drocli list solvers aleg`: the entry's summary, then every parameter with its type,
     range, default and description; problems also list their metrics."""
+    from drocli import registry
+
     e = registry.get(kind, name, key=f"list {registry.PLURAL[kind]}")
     head = f"{kind} {name}" + (f" [{e.family}]" if e.family else "")
     lines = [head, *textwrap.wrap(e.summary, 92, initial_indent="  ",

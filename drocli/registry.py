@@ -18,31 +18,18 @@ from __future__ import annotations
 
 import importlib
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from drocli import discovery
+from drocli.discovery import ENTRY_POINT_GROUP, KINDS, PLURAL  # noqa: F401 -- re-exported
 from drocli.errors import DrocliError, did_you_mean
 
-KINDS = ("solver", "problem", "data", "figure", "claim")
-PLURAL = {"solver": "solvers", "problem": "problems", "data": "data", "figure": "figures",
-          "claim": "claims"}
-ENTRY_POINT_GROUP = "drocli.plugins"
-# packages scanned for built-in plug-ins, relative to drocli/
-_SCAN = ("solvers", "problems", "data", "plots", "claims")
-_DECORATOR = re.compile(
-    r"@(?:registry\.)?(?:(solver|problem|data|figure|claim)\(\s*|register\(\s*[\"']"
-    r"(solver|problem|data|figure|claim)[\"']\s*,\s*)(?:[\"']([A-Za-z0-9_.+-]+)[\"']|([A-Z_][A-Z0-9_]*))")
-
 _REGISTRY: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
-_INDEX: dict[str, dict[str, str]] | None = None     # kind -> name -> module
-_STATIC: dict[str, dict[str, tuple[str | None, str]]] = {}   # kind -> name -> (family, summary)
-_LOOSE_PLUGINS: list[str] | None = None             # entry-point modules without a kind.name
 _LOADED_KINDS: set[str] = set()
 
 
@@ -184,62 +171,7 @@ def claim(name, **kw):
     return register("claim", name, **kw)
 
 
-# --- lazy discovery -------------------------------------------------------------------------
-
-def _module_name(path: Path, root: Path) -> str:
-    rel = path.relative_to(root.parent).with_suffix("")
-    parts = list(rel.parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _constant(text: str, ident: str) -> str | None:
-    """The string a module-level constant is assigned (`NAME = "mnist5k"`)."""
-    m = re.search(rf"^{ident}\s*=\s*[\"']([A-Za-z0-9_.+-]+)[\"']", text, re.M)
-    return m.group(1) if m else None
-
-
-_LITERALS = r"""((?:\s*(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'))+)"""
-
-
-def _call_text(text: str, start: int) -> str:
-    """The decorator call's argument text from `start` to its closing parenthesis."""
-    depth, i, quote = 1, start, None
-    while i < len(text) and depth:
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        i += 1
-    return text[start:i]
-
-
-def _static_summary(text: str, start: int) -> tuple[str | None, str] | None:
-    """(family, first line of the description) read from the decorator's literal arguments,
-    so `drocli list` needs no plug-in import; None when the description is not a literal."""
-    import ast
-
-    call = _call_text(text, start)
-    m = re.search(r"\bdescription\s*=" + _LITERALS, call)
-    if not m:
-        return None
-    try:
-        desc = ast.literal_eval("(" + m.group(1) + ")")
-        fam = re.search(r"\bfamily\s*=" + _LITERALS, call)
-        family = ast.literal_eval("(" + fam.group(1) + ")") if fam else None
-    except (ValueError, SyntaxError):
-        return None
-    return family, desc.strip().splitlines()[0] if desc.strip() else ""
-
+# --- lazy discovery (drocli/discovery.py) --------------------------------------------------
 
 def static_summaries(kind: str) -> dict[str, tuple[str | None, str]]:
     """name -> (family, one line) for `drocli list`: from the sources where the decorator's
@@ -249,8 +181,8 @@ def static_summaries(kind: str) -> dict[str, tuple[str | None, str]]:
         if name in _REGISTRY[kind]:
             e = _REGISTRY[kind][name]
             out[name] = (e.family, e.summary)
-        elif name in _STATIC.get(kind, {}):
-            out[name] = _STATIC[kind][name]
+        elif name in discovery.STATIC.get(kind, {}):
+            out[name] = discovery.STATIC[kind][name]
         else:
             e = get(kind, name)
             out[name] = (e.family, e.summary)
@@ -258,43 +190,8 @@ def static_summaries(kind: str) -> dict[str, tuple[str | None, str]]:
 
 
 def index() -> dict[str, dict[str, str]]:
-    """kind -> name -> module, from drocli's sources and the `drocli.plugins` entry points."""
-    global _INDEX, _LOOSE_PLUGINS
-    if _INDEX is not None:
-        return _INDEX
-    idx: dict[str, dict[str, str]] = {k: {} for k in KINDS}
-    root = Path(__file__).resolve().parent
-    for sub in _SCAN:
-        for path in sorted((root / sub).rglob("*.py")):
-            text = path.read_text(encoding="utf-8")
-            if "register(" not in text and "@registry." not in text:
-                continue
-            for m in _DECORATOR.finditer(text):
-                kind = m.group(1) or m.group(2)
-                name = m.group(3) or _constant(text, m.group(4))
-                if name:
-                    idx[kind].setdefault(name, _module_name(path, root))
-                    static = _static_summary(text, m.end())
-                    if static is not None:
-                        _STATIC.setdefault(kind, {}).setdefault(name, static)
-    loose = []
-    for ep in _plugin_entry_points():
-        kind, _, name = ep.name.partition(".")
-        if kind in KINDS and name:
-            idx[kind].setdefault(name, ep.value.split(":")[0])
-        else:
-            loose.append(ep.value.split(":")[0])
-    _INDEX, _LOOSE_PLUGINS = idx, loose
-    return idx
-
-
-def _plugin_entry_points():
-    from importlib.metadata import entry_points
-
-    try:
-        return list(entry_points(group=ENTRY_POINT_GROUP))
-    except Exception:  # a broken third-party distribution must not break drocli
-        return []
+    """kind -> name -> module (drocli.discovery.index)."""
+    return discovery.index()
 
 
 def _import(module: str, kind: str, name: str) -> None:
@@ -307,7 +204,7 @@ def _import(module: str, kind: str, name: str) -> None:
 
 def _load_loose() -> None:
     index()
-    for module in _LOOSE_PLUGINS or ():
+    for module in discovery.LOOSE_PLUGINS or ():
         _import(module, "plug-in", module)
 
 

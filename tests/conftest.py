@@ -13,6 +13,8 @@ import pytest
 # Caches (ground-truth R_i^*, decoded data files) go to a per-session folder, never to the
 # user's cache; subprocesses started by the tests inherit it.
 os.environ.setdefault("DROCLI_DATA", tempfile.mkdtemp(prefix="drocli-test-data-"))
+# `check` judges afresh in tests (tests/test_check_cache.py turns its answer cache on).
+os.environ["DROCLI_CACHE"] = "off"
 
 TINY_SPEC = textwrap.dedent("""\
     name: tiny

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from drocli import registry
+from drocli import discovery, registry
 from drocli.listing import describe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,7 +148,7 @@ def test_static_summaries_equal_the_imported_entries():
 
     registry.index()
     for kind in registry.KINDS:
-        static = registry._STATIC.get(kind, {})
+        static = discovery.STATIC.get(kind, {})
         assert set(static) == set(registry.names(kind)), kind
         for name, (family, summary) in static.items():
             e = registry.get(kind, name)

@@ -1,0 +1,125 @@
+"""`drocli check` answers kept by content, replayed without judging again (issue 19: start-up).
+
+Judging a folder is deterministic: the intervals come from t quantiles and seeded bootstraps.
+So `check` keys its whole answer (stdout, stderr, exit code) by everything it reads: the
+bytes of the folder's spec.yaml, manifest.json and records (and artifacts.npz), the same for
+the reference folder, the options, drocli's own source and the versions of the numerical
+packages. A later `check` with the same key prints the stored answer without importing
+pandas, scipy or the plug-ins; any change to a byte it depends on misses and judges afresh.
+
+Kept in $DROCLI_CACHE/check/ (default: the user cache folder, e.g. ~/.cache/drocli);
+DROCLI_CACHE=off or `check --no-cache` disables it. A cache that cannot be read or written
+only costs the speed: check then judges as if there were none. Errors are never kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from drocli.integrity import RECORDS
+
+FILES = ("spec.yaml", "manifest.json", RECORDS, "records.csv", "artifacts.npz")
+PACKAGES = ("numpy", "scipy", "pandas")
+VERSION = 1     # of the stored format
+
+
+def cache_dir() -> Path | None:
+    """The folder of stored answers, or None when caching is off."""
+    env = os.environ.get("DROCLI_CACHE")
+    if env is not None and env.strip().lower() in ("", "0", "off", "no", "false"):
+        return None
+    if env:
+        return Path(env) / "check"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "drocli" / "check"
+
+
+def _versions() -> list[str]:
+    """Installed versions of the packages the verdicts are computed with (from their
+    distribution metadata folders: cheaper than importing them)."""
+    out = []
+    for name in PACKAGES:
+        mod = sys.modules.get(name)
+        if mod is not None:
+            out.append(f"{name}={getattr(mod, '__version__', '?')}")
+            continue
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            out.append(f"{name}={version(name)}")
+        except PackageNotFoundError:
+            out.append(f"{name}=-")
+    return out
+
+
+def _folder(h, folder) -> bool:
+    """Feed the bytes check reads from `folder` into h; False if it is not a folder."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return False
+    for name in FILES:
+        path = folder / name
+        h.update(name.encode() + b"\0")
+        if path.is_file():
+            with open(path, "rb") as fh:
+                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    h.update(block)
+        h.update(b"\0end\0")
+    return True
+
+
+def key(results_dir, reference, options: dict) -> str | None:
+    """Hex key of a check invocation; None when a folder is missing (the full path reports
+    it) or a file cannot be read."""
+    from drocli.resume import source_digest
+
+    h = hashlib.sha256(json.dumps([VERSION, options, source_digest(), _versions()],
+                                  sort_keys=True).encode())
+    try:
+        if not _folder(h, results_dir):
+            return None
+        if reference is not None:
+            h.update(b"\0reference\0")
+            if not _folder(h, reference):
+                return None
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def load(k: str | None) -> dict | None:
+    """The stored answer for key k, or None."""
+    where = cache_dir()
+    if k is None or where is None:
+        return None
+    try:
+        answer = json.loads((where / f"{k}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(answer, dict) and answer.get("key") == k
+            and isinstance(answer.get("out"), str) and isinstance(answer.get("err"), str)
+            and answer.get("code") in (0, 1)):
+        return None
+    return answer
+
+
+def store(k: str | None, out: str, err: str, code: int) -> None:
+    """Keep an answer (atomically; silently not when the cache folder cannot be written)."""
+    where = cache_dir()
+    if k is None or where is None or code not in (0, 1):
+        return
+    tmp = None
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"key": k, "out": out, "err": err, "code": code}, fh)
+        os.replace(tmp, where / f"{k}.json")
+    except OSError:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
