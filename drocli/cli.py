@@ -176,9 +176,9 @@ def check(results_dir, reference, rtol, atol, as_json, no_cache):
     """Check the paper's claims (and a reference run) on RESULTS_DIR; exit 1 if any fails."""
     from drocli import check_cache
 
-    key = None if no_cache else check_cache.key(
-        results_dir, reference, {"rtol": rtol, "atol": atol, "json": as_json,
-                                 "reference": reference is not None})
+    options = {"rtol": rtol, "atol": atol, "json": as_json,      # the answer prints the paths
+               "dir": str(results_dir), "reference": str(reference)}
+    key = None if no_cache else check_cache.key(results_dir, reference, options)
     answer = check_cache.load(key)
     if answer is None:
         out, err, code = _judge(results_dir, reference, rtol, atol, as_json)

@@ -45,7 +45,7 @@ def test_exit_code_and_stderr_are_replayed(folder, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("change", ["records", "spec", "manifest", "options", "no-cache",
-                                    "reference"])
+                                    "reference", "path"])
 def test_any_change_judges_afresh(folder, monkeypatch, change, capsys):
     assert call("check", folder) == 0
     judged = []
@@ -67,6 +67,8 @@ def test_any_change_judges_afresh(folder, monkeypatch, change, capsys):
         args.append("--no-cache")
     elif change == "reference":
         args += ["--reference", RECORDED]
+    elif change == "path":        # same bytes under another name: the answer prints the path
+        args = ["check", shutil.copytree(folder, folder.parent / "copy")]
     code = call(*args)
     assert len(judged) == 1, "the change was not noticed"
     if change == "manifest":     # the records checksum still matches: same verdicts
