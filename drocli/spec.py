@@ -112,12 +112,36 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
+def _check_template(label: str | None, params: dict, grid: dict) -> None:
+    """A label with braces names only swept or given parameters (it is filled per cell)."""
+    if not label or "{" not in label or not grid:
+        return
+    import string
+
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(label) if f is not None]
+    except ValueError as e:
+        raise ValueError(f"label {label!r} is not a valid template ({e}); double a literal "
+                         "brace: '{{'") from None
+    for f in fields:
+        base = f.split(".")[0].split("[")[0]
+        if base not in grid and base not in params:
+            raise ValueError(f"label {label!r} names {{{f}}}, which is neither swept (grid) "
+                             f"nor given (params); name one of: "
+                             f"{', '.join(sorted({*grid, *params}))}")
+
+
 class DataSpec(_Strict):
     name: str
     label: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     seed: int | None = 0  # fixed data seed; null: the data follow each run seed
+
+    @model_validator(mode="after")
+    def _label_fields(self):
+        _check_template(self.label, self.params, self.grid)
+        return self
 
 
 class ProblemSpec(_Strict):
@@ -131,6 +155,11 @@ class SolverSpec(_Strict):
     label: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _label_fields(self):
+        _check_template(self.label, self.params, self.grid)
+        return self
 
     @property
     def display(self) -> str:

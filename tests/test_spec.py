@@ -81,3 +81,20 @@ def test_reference_rtol_labels_and_range_checked(tiny_spec):
     assert "(0, 1)" in _err(tiny_spec)
     tiny_spec.write_text(text + "reference_rtol: {SMD: 0.01}\n")
     assert load_spec(tiny_spec).reference_rtol == {"SMD": 0.01}
+
+
+def test_label_template_fields_checked_and_filled(tiny_spec):
+    """A label template names swept or given parameters only (an unknown one was a KeyError,
+    exit 3, when the cells were expanded); given ones are filled like swept ones."""
+    from drocli.cells import expand
+
+    text = tiny_spec.read_text().replace(
+        "- {name: smd, label: SMD}",
+        "- {name: smd, label: 'SMD {gamma_w} {nope}', grid: {gamma_q: [0.1, 0.2]}}")
+    tiny_spec.write_text(text)
+    msg = _err(tiny_spec)
+    assert "solvers[0]" in msg and "{nope}" in msg and "gamma_q" in msg
+    tiny_spec.write_text(text.replace(
+        "{nope}', grid", "{gamma_q}', params: {gamma_w: 0.5}, grid"))
+    labels = {c.label for c in expand(load_spec(tiny_spec)) if c.solver == "smd"}
+    assert labels == {"SMD 0.5 0.1", "SMD 0.5 0.2"}
