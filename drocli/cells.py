@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from drocli import paired, registry
+from drocli.errors import DrocliError
 from drocli.spec import Spec, grid_product
 
 
