@@ -62,8 +62,11 @@ def main(argv=None):
     tables: dict = {}
     for (method, *panel), g in last.groupby(["method", *by], sort=True):
         keys = [c for c in swept if g[c].notna().any()]
-        means = g.groupby(keys)["score"].agg(["mean", "count"]).sort_values(
-            "mean", ascending=not a.max)
+        # dropna=False: a value given as a fixed parameter in one stage and swept in another
+        # is NaN in the first; its cells still count (the label names the setting)
+        means = g.groupby(keys, dropna=False).agg(
+            mean=("score", "mean"), count=("score", "count"), label=("label", "first")
+        ).sort_values("mean", ascending=not a.max)
         best, nxt = means.index[0], (means.index[1] if len(means) > 1 else None)
         best = best if isinstance(best, tuple) else (best,)
         panel = [_key(p) for p in panel]
@@ -71,10 +74,10 @@ def main(argv=None):
         nxt = nxt if isinstance(nxt, tuple) else (nxt,)
         runner = "" if len(means) < 2 else (
             "; runner-up " + ", ".join(f"{float(x):g}" for x in nxt)
-            + f" {means['mean'].iloc[1]:.3f}")
+            + f" ({means['label'].iloc[1]}) {means['mean'].iloc[1]:.4f}")
         setting = ", ".join(f"{k}={float(x):g}" for k, x in zip(keys, best, strict=True))
-        print(f"{method:>10} [{where}]: best {setting} "
-              f"mean {means['mean'].iloc[0]:.3f} over {int(means['count'].iloc[0])} seeds"
+        print(f"{method:>10} [{where}]: best {setting} ({means['label'].iloc[0]}) "
+              f"mean {means['mean'].iloc[0]:.4f} over {int(means['count'].iloc[0])} seeds"
               f"{runner}")
         for k, val in zip(keys, best, strict=True):
             node = tables.setdefault(method, {}).setdefault(k, {})
