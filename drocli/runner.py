@@ -349,8 +349,10 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     pending = [c for c in cells if force or not records.finished(known[c.id][0])]
     spec_text = dump_spec(spec)
     spec_sha1 = hashlib.sha1(spec_text.encode()).hexdigest()
-    # recorded folders keep no cell files: their records are checked against the manifest
-    man = None if force or len(pending) < len(cells) else _recorded(out, ids)
+    # recorded folders keep no cell files: their records are checked against the manifest;
+    # a run's folder with every cell finished is the same case (nothing runs: the manifest
+    # keeps when and how its cells ran, a revised spec is noted as such)
+    man = None if force or 0 < len(pending) < len(cells) else _recorded(out, ids)
     if (not pending and _up_to_date(out, spec_sha1, ids)) or (
             man is not None and man.get("spec_sha1") == spec_sha1):
         ownership.claim(out, spec.name)          # marks a folder recorded before marks

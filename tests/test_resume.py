@@ -89,3 +89,30 @@ def test_recorded_folder_without_cell_files(tiny_spec, tmp_path, capsys):
     assert "Revised" in (out / "spec.yaml").read_text()
     assert (out / "records.csv.gz").read_bytes() == records
     assert not (out / "cells").exists()
+
+
+def test_revised_spec_on_a_finished_run_keeps_its_provenance(tiny_spec, tmp_path, capsys):
+    """A run's folder (cell files kept) whose cells are all finished: a revised spec (same cell
+    ids) rewrites spec.yaml and notes the revision; when and how the cells ran, and the
+    records, stay as they were (they were overwritten by the re-run's clock and -j)."""
+    import json
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q", "-j", "2") == 0
+    before = json.loads((out / "manifest.json").read_text())
+    records = (out / "records.csv.gz").read_bytes()
+    revised = tmp_path / "revised.yaml"
+    revised.write_text(tiny_spec.read_text().replace("title: Tiny GDRO", "title: Revised"))
+    capsys.readouterr()
+    assert call("run", revised, "--out", out, "-j", "1") == 0
+    assert "spec.yaml updated" in capsys.readouterr().err
+    after = json.loads((out / "manifest.json").read_text())
+    for key in ("started", "finished", "n_jobs", "backend", "cells", "records_sha1"):
+        assert after[key] == before[key], key
+    assert after["spec_revised"]["at"] >= before["finished"]
+    assert after["spec_sha1"] != before["spec_sha1"]
+    assert "Revised" in (out / "spec.yaml").read_text()
+    assert (out / "records.csv.gz").read_bytes() == records
+    # and the revised folder is then up to date: nothing to do
+    assert call("run", revised, "--out", out) == 0
+    assert "records current" in capsys.readouterr().err
