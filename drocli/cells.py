@@ -66,13 +66,12 @@ class Cell:
         return np.random.SeedSequence([self.seed, h])
 
 
-def _label(base: str, combo: dict, template_has_fields: bool, fixed: dict | None = None,
-           key: str = "solvers") -> str:
+def _label(base: str, combo: dict, fixed: dict | None = None, key: str = "solvers") -> str:
     """A swept entry's label: its template filled with the swept values (and the entry's
     fixed parameters), or the base with the swept values appended."""
     if not combo:
         return base
-    if template_has_fields:
+    if "{" in base:
         try:
             return base.format(**{**(fixed or {}), **combo})
         except (KeyError, IndexError, ValueError) as e:
@@ -102,7 +101,7 @@ def _expand_one(spec: Spec, case: dict) -> list[Cell]:
         pmodel = registry.validate_params(p_entry, {**spec.problem.params, **pcombo})
         data_params, problem_params = dmodel.model_dump(), pmodel.model_dump()
         dbase = spec.data.label or spec.data.name
-        dataset = _label(dbase, dcombo, "{" in dbase, spec.data.params, key="data")
+        dataset = _label(dbase, dcombo, spec.data.params, key="data")
         for s in spec.solvers:
             s_entry = registry.get("solver", s.name)
             for scombo in grid_product(s.grid):
@@ -113,7 +112,7 @@ def _expand_one(spec: Spec, case: dict) -> list[Cell]:
                 # the id hashes a paired value as the spec writes it (its table)
                 forms = {"data": dmodel.key_dict(), "problem": pmodel.key_dict(),
                          "solver": {**smodel.key_dict(), **{k: given[k] for k in tables}}}
-                label = _label(s.display, scombo, "{" in s.display, s.params)
+                label = _label(s.display, scombo, s.params)
                 for seed in spec.seeds:
                     cells.append(Cell(
                         experiment=spec.name, solver=s.name, label=label, dataset=dataset,

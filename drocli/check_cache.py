@@ -7,7 +7,8 @@ the reference folder, the options, drocli's own source and the versions of the n
 packages. A later `check` with the same key prints the stored answer without importing
 pandas, scipy or the plug-ins; any change to a byte it depends on misses and judges afresh.
 
-Kept in $DROCLI_CACHE/check/ (default: the user cache folder, e.g. ~/.cache/drocli);
+Kept in $DROCLI_CACHE/check/ (default: drocli's user cache folder, as for the data,
+e.g. ~/.cache/drocli);
 DROCLI_CACHE=off or `check --no-cache` disables it. A cache that cannot be read or written
 only costs the speed: check then judges as if there were none. Errors are never kept.
 """
@@ -17,11 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 
-from drocli.integrity import RECORDS
+from drocli.integrity import RECORDS, file_digest
 
 FILES = ("spec.yaml", "manifest.json", RECORDS, "records.csv", "artifacts.npz")
 PACKAGES = ("numpy", "scipy", "pandas")
@@ -35,21 +35,18 @@ def cache_dir() -> Path | None:
         return None
     if env:
         return Path(env) / "check"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "drocli" / "check"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("drocli")) / "check"
 
 
 def _versions() -> list[str]:
     """Installed versions of the packages the verdicts are computed with (from their
-    distribution metadata folders: cheaper than importing them)."""
+    distribution metadata: cheaper than importing them)."""
+    from importlib.metadata import PackageNotFoundError, version
+
     out = []
     for name in PACKAGES:
-        mod = sys.modules.get(name)
-        if mod is not None:
-            out.append(f"{name}={getattr(mod, '__version__', '?')}")
-            continue
-        from importlib.metadata import PackageNotFoundError, version
-
         try:
             out.append(f"{name}={version(name)}")
         except PackageNotFoundError:
@@ -64,12 +61,8 @@ def _folder(h, folder) -> bool:
         return False
     for name in FILES:
         path = folder / name
-        h.update(name.encode() + b"\0")
-        if path.is_file():
-            with open(path, "rb") as fh:
-                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                    h.update(block)
-        h.update(b"\0end\0")
+        digest = file_digest(path, "sha256") if path.is_file() else "-"
+        h.update(f"{name}\0{digest}\0".encode())
     return True
 
 
