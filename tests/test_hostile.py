@@ -108,6 +108,17 @@ def test_empty_or_unbounded_seeds_refused_at_load(value, tiny_spec, tmp_path, ca
     assert not out.exists()
 
 
+@pytest.mark.parametrize("label", ["SMD {nope}", "SMD {gamma_q", "SMD {0}"])
+def test_bad_label_templates_refused_at_load(label, tiny_spec, tmp_path, capsys):
+    """A swept entry's label template naming an unknown field, or malformed (it was a
+    KeyError, exit 3, at expansion)."""
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--out", out, "-q", "--set", f"solvers.SMD.label={label!r}",
+                "--set", "solvers.SMD.grid={gamma_q: [0.1, 0.2]}")
+    one_line_exit_2(code, capsys, "label")
+    assert not out.exists()
+
+
 BOMB = """\
 a: &a [x, x, x, x, x, x, x, x, x, x]
 b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
