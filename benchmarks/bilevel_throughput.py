@@ -4,8 +4,8 @@ what the Cholesky shortcut of the Hessian projection saves.
 For each spec (Fig. 1: one lower problem; Fig. 2: 200) every solver runs with the spec's
 tuned parameters on one core (BLAS threads = 1) for a fixed sample budget; the clock is the
 solver's (checkpoint evaluation excluded, as on the figures' time axes). Then the projection
-S^l_lam[H] (spec pitfall 5) of a STORM Hessian estimate, as the solvers call it, is timed
-against the plain `eigh` projection the spec describes, at D = 65 (digits) and D = 197
+S^l_lam[H] (docs/papers/004.md pitfall 5) of a STORM Hessian estimate, as the solvers call it, is
+timed against the plain `eigh` projection the spec describes, at D = 65 (digits) and D = 197
 (fashion_bin). Last, the n-vector X~ q of the full hypergradient (SVRB, STABLE, RSVRB, every
 iteration): numpy's dense product against the packed-bit table lookup the problem uses on
 binary features (drocli.ops.bitpacked), timed in turns.

@@ -1,13 +1,13 @@
 """Throughput of the finite-sum solvers' compiled loops (iterations / s), paper 002.
 
-Settings (least squares on data model A, spec 002 §3.1, nu = 0.5):
+Settings (least squares on data model A, docs/papers/002.md §3.1, nu = 0.5):
   * n = 100, d = 10        (Figs. 1-3; AdaOSMD tuned for T = 5000),
   * n = 50000, d = 300     (w8a-like size, Figs. 6-7; AdaOSMD tuned for T = 1000).
 For L-SVRG and L-Katyusha with uniform and AdaOSMD sampling (b = 1, rho = 1/n) we time
   * "kernel": the compiled chunk alone on pre-drawn uniforms and coins, and
   * "solve": a whole `solve(...)` run through the Monitor (20 checkpoints, metric evaluation
     excluded by Monitor.elapsed) of 25000 iterations (n = 100) or 1000 iterations
-    (n = 50000: there the one full pass grad F(w^0) of n gradients dominates, spec P9), i.e.
+    (n = 50000: there the one full pass grad F(w^0) of n gradients dominates, P9), i.e.
     with chunking, the first full pass and refreshes,
 next to a minimal compiled L-SVRG loop written here: uniform index, two dot products, one
 axpy into x and the dense gw term, refresh with probability 1/n (the same arithmetic as
@@ -149,7 +149,8 @@ def reference_lsvrg_adaosmd(A, y, U, coins, rho, step, eta, gamma, floor, x, w, 
     loss_h = a / (n^2 p_i p_{h,i}) (eq. 5), the mirror step p_{h,i} *= exp(eta_h loss_h /
     p_{h,i}) (eq. 6) and the exact projection onto {p >= floor, sum p = 1}, p = max(floor, c p)
     with c found by flooring until nothing changes (O(n) per pass); finally
-    theta_h *= exp(-gamma loss_h), normalised. No trees or heaps. No overflow guard (spec P6):
+    theta_h *= exp(-gamma loss_h), normalised. No trees or heaps. No overflow guard
+    (docs/papers/002.md P6):
     valid while eta_h loss_h / p_{h,i} < ~700, true by far at the benchmark's constants.
     """
     n, d = A.shape
@@ -259,7 +260,7 @@ def start_point(p, rng):
 
 def naive_adaosmd_state(p, T, abar):
     """Constants (eta (H,), gamma, floor) and the initial dense state (P (H, n), theta (H,)) of
-    the naive AdaOSMD reference: spec 002 §2.4 with alpha = 0.4, paper abar mode."""
+    the naive AdaOSMD reference: docs/papers/002.md §2.4 with alpha = 0.4, paper abar mode."""
     H, eta, gamma, theta = adaosmd_constants(p.n, T, ALPHA, abar)
     return eta, gamma, ALPHA / p.n, np.full((H, p.n), 1.0 / p.n), theta.copy()
 

@@ -1,6 +1,6 @@
 """Throughput of the GDRO solvers' compiled inner loops (per-sample gradient evaluations / s).
 
-Setting: synthetic GDRO data, m = 25 groups, d = 1024 (spec 000 §4.2), n_train = 2000 per
+Setting: synthetic GDRO data, m = 25 groups, d = 1024 (docs/papers/000.md §4.2), n_train = 2000 per
 group (inner-loop timing does not depend on n). For each solver we time
   * "kernel": the compiled inner loop alone (random indices drawn beforehand), and
   * "solver": a whole run through `solve(...)` with a 10 N budget and 10 checkpoints,
@@ -14,7 +14,7 @@ product, sigmoid, axpy into a gradient buffer) with the same memory access patte
   * "fastmath": the serial loop compiled with fastmath, which lets LLVM reassociate and
     vectorise the reduction (fastest, not bit-reproducible).
 
-Counted gradients follow spec 000 §2.6: ALEG/MPVR/AL-SVRE count 2 per drawn sample (half point
+Counted gradients follow §2.6: ALEG/MPVR/AL-SVRE count 2 per drawn sample (half point
 and snapshot; the snapshot term is read from the full pass, so a drawn sample touches X once),
 SMD counts 1. "samples/s" is the number of rows of X actually read per second.
 

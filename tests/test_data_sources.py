@@ -1,4 +1,4 @@
-"""Data sources: the gdro_synthetic generator (spec 000 §4.2) and the npz loader."""
+"""Data sources: the gdro_synthetic generator (docs/papers/000.md §4.2) and the npz loader."""
 
 from __future__ import annotations
 

@@ -297,7 +297,8 @@ def test_bad_parameters_raise_drocli_error():
             registry.resolve_params(registry.get("solver", name), bad)
 
 def test_coupled_theory_geometry_steps():
-    """eta > 0: gamma_w = 2 D_w^2 eta = R^2 eta and gamma_q = 2 ln(m) eta (spec §1.4)."""
+    """eta > 0: gamma_w = 2 D_w^2 eta = R^2 eta and gamma_q = 2 ln(m) eta (docs/papers/000.md
+    §1.4)."""
     from drocli.solvers.dro.mirror_prox import effective_steps
 
     p = make(tiny_data(), {"radius": 3.0})

@@ -511,8 +511,8 @@ def test_theorem3_parameters_and_L_rules():
 
 
 def test_katyusha_with_L_bar_beats_L_max():
-    """Spec §8 robust fact: with Theorem 3 parameters, importance sampling with L-bar beats
-    uniform sampling with L_max by orders of magnitude (data model A, nu = 1)."""
+    """docs/papers/002.md §8 robust fact: with Theorem 3 parameters, importance sampling with L-bar
+    beats uniform sampling with L_max by orders of magnitude (data model A, nu = 1)."""
     p = ls_problem(n=100, d=10, nu=1.0, sigma=1.0)
     xu, _ = run("l_katyusha", p, 15_100, sampler="uniform")
     xi, _ = run("l_katyusha", p, 15_100, sampler="importance")
@@ -522,7 +522,7 @@ def test_katyusha_with_L_bar_beats_L_max():
 def test_paired_step_resolved_into_the_cells():
     """step: {nu: {...}} pairs the caption's step with each data panel (Figs. 1-2): the
     cells carry plain numbers, the id hashes the table as written, and a panel without an
-    entry is refused at load with the key path (spec 002 §4.1)."""
+    entry is refused at load with the key path (docs/papers/002.md §4.1)."""
     path = ROOT / "experiments" / "as_lsvrg_fig1.yaml"
     cells = expand(load_spec(path, profile="smoke"))
     want = {0.0: 0.1, 0.5: 0.05, 1.0: 0.005}

@@ -1,4 +1,5 @@
-"""Paper 003 fair-FL aggregation rules (spec §2.6) against hand-computed small cases."""
+"""Paper 003 fair-FL aggregation rules (docs/papers/003.md §2.6) against hand-computed small
+cases."""
 
 import math
 

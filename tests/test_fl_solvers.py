@@ -1,4 +1,4 @@
-"""Paper 003 federated solvers (spec §2.6) on a fake problem with quadratic clients.
+"""Paper 003 federated solvers (docs/papers/003.md §2.6) on a fake problem with quadratic clients.
 
 FakeFL implements the `federated` problem interface the solvers program against: clients
 f_i(θ) = ½||θ - c_i||², `steps` local GD steps of size lr, L_i = mean loss seen + 1e-10.

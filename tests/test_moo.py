@@ -86,7 +86,7 @@ def test_analytic_tch_optimum_matches_scipy(w1):
     assert best == pytest.approx(p.tch_opt, abs=1e-7)
     assert p.tch_opt <= best + 1e-12
     np.testing.assert_allclose(p.values(xbest), p.f_opt, atol=1e-4)
-    # the solution equalises w_i f_i (spec §1.4 Thm 1) and lies on the ray 1/w
+    # the solution equalises w_i f_i (docs/papers/003.md §1.4 Thm 1) and lies on the ray 1/w
     assert w[0] * p.f_opt[0] == pytest.approx(w[1] * p.f_opt[1], abs=1e-12)
     assert -1 <= tch_optimum_u(w) <= 1
 
@@ -114,7 +114,7 @@ def test_preference_grid():
 
 
 def test_adaptive_conversion_figure1_example():
-    """Spec §2.4 worked example (paper Fig. 1): output (3 θ3 + 1 θ4) / 4."""
+    """docs/papers/003.md §2.4 worked example (paper Fig. 1): output (3 θ3 + 1 θ4) / 4."""
     ada = AdaptiveConversion()
     th = [np.full(2, float(k)) for k in range(1, 5)]
     assert ada.update([0.5, 0.5], th[0])             # (a) θ1 enters, γ = 1
@@ -161,7 +161,7 @@ def test_lambda_steps_closed_form():
 
 @pytest.mark.parametrize("adaptive", [False, True])
 def test_omd_tch_gd_converges_near_tch_optimum(adaptive):
-    """T = 1000 at the paper's steps: gd variants within 0.05 of equalisation (spec §3.1.7)."""
+    """T = 1000 at the paper's steps: gd variants within 0.05 of equalisation (§3.1.7)."""
     for w1 in (0.2278, 0.5, 0.8822):
         p = VLMOP2Problem(dim=10, pref=w1)
         x = run(p, {"variant": "gd"}, np.random.default_rng(0), StepMonitor(p, 2000), adaptive)

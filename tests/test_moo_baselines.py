@@ -112,7 +112,7 @@ def test_stch_is_stable_and_brackets_tch():
 
 @pytest.mark.parametrize("w", [(0.3, 0.7), (0.7, 0.3)])
 def test_ls_converges_to_an_end_point(w):
-    """Spec §3.1.6: on the concave front LS ends at (0, 1 - e^-4) or (1 - e^-4, 0)."""
+    """docs/papers/003.md §3.1.6: on the concave front LS ends at (0, 1 - e^-4) or (1 - e^-4, 0)."""
     for seed in range(4):
         p = VLMOP2Problem(pref=list(w), box_eps=1e-5)
         F = p.values(solve("ls", p, 1000, seed=seed))
@@ -122,7 +122,7 @@ def test_ls_converges_to_an_end_point(w):
 
 @pytest.mark.parametrize("w1", [0.01, 0.2278, 0.5, 0.7722, 0.99])
 def test_tch_reaches_the_analytic_intersection(w1):
-    """T = 1000, η = 0.01: within 0.01 of f*_w (spec §3.1.7: TCH equalisation error < 0.01)."""
+    """T = 1000, η = 0.01: within 0.01 of f*_w (§3.1.7: TCH equalisation error < 0.01)."""
     for seed in (0, 1):
         p = VLMOP2Problem(pref=w1, box_eps=1e-5)
         x = solve("tch", p, 1000, seed=seed)
@@ -134,7 +134,7 @@ def test_tch_reaches_the_analytic_intersection(w1):
 
 
 def test_weighted_tch_is_slower():
-    """Spec pitfall 7: w_{i*}∇f_{i*} with the same η moves 1/w slower (here w ≈ 0.2)."""
+    """pitfall 7: w_{i*}∇f_{i*} with the same η moves 1/w slower (here w ≈ 0.2)."""
     errs = {}
     for weighted in (False, True):
         p = VLMOP2Problem(pref=0.2)

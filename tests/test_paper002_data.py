@@ -1,4 +1,5 @@
-"""Data sources of paper 002 (Zhao, Lyu & Kolar 2023): data model B (concept shift, spec §3.5),
+"""Data sources of paper 002 (Zhao, Lyu & Kolar 2023): data model B (concept shift,
+docs/papers/002.md §3.5),
 the LIBSVM loader (w8a, §3.7) and the offline stand-in digits_bin (§6)."""
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ def test_libsvm_errors(tmp_path, data_home):
         load("libsvm", {"name": "multi", "path": str(tmp_path), "n_features": 6})
 
 
-# ---- digits_bin (offline stand-in for w8a, spec §6) ---------------------------------------------
+# ---- digits_bin (offline stand-in for w8a, docs/papers/002.md §6) ---------------------------
 def test_digits_bin_standin():
     from sklearn.datasets import load_digits
 

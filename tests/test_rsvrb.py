@@ -1,4 +1,4 @@
-"""RSVRB / RE-RSVRB (Guo, Hu, Zhang & Yang, Algorithms 2 and 3; spec 004 §2.3-2.4) against
+"""RSVRB / RE-RSVRB (Guo, Hu, Zhang & Yang, Algorithms 2 and 3; docs/papers/004.md §2.3-2.4) against
 independent truth: the S^l_lam composition identity behind the lazy Hessians, a dense
 reference that follows the paper's steps 4-15 literally (every H_i projected every iteration)
 on the same batches, the unbiasedness of the RC-STORM increment over all task subsets, the
@@ -34,7 +34,7 @@ def toy(m: int) -> BilevelWeightsProblem:
 
 
 def floor_eigh(H: np.ndarray, lam: float) -> np.ndarray:
-    """S^l_lam by eigh of the symmetrised matrix (spec §1.3), written here independently."""
+    """S^l_lam by eigh of the symmetrised matrix (§1.3), written here independently."""
     e, Q = np.linalg.eigh(0.5 * (H + H.T))
     return (Q * np.maximum(e, lam)) @ Q.T
 

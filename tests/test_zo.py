@@ -133,7 +133,8 @@ def test_schedules_match_the_theorems():
     np.testing.assert_allclose(s["eta"], 1 / (math.sqrt(2) * d * np.sqrt([2, 4])))
     np.testing.assert_allclose(s["eta_w"], 2 * D2 * s["eta"])
     np.testing.assert_allclose(s["eta_q"], 2 * math.log(m) * s["eta"])
-    np.testing.assert_allclose(s["mu"], 1 / (d * np.sqrt([2, 4])))   # spec §3.3: 1/(d sqrt(t+1))
+    # docs/papers/001.md §3.3: mu_t = 1/(d sqrt(t+1))
+    np.testing.assert_allclose(s["mu"], 1 / (d * np.sqrt([2, 4])))
     ns = zo.nonsmooth_schedule(3, d, Lstar=math.sqrt(d), D2=D2, m=m)
     assert ns["mu1"] == pytest.approx(0.25) and ns["mu2"] == pytest.approx(1 / (d * 16))
     assert ns["eta_i"] == pytest.approx(2 * ns["eta"])    # 2 tau1 times the base step (P7)
@@ -149,7 +150,7 @@ def test_suffix_average_window():
     np.testing.assert_allclose(zo.suffix_average(X, eta, 5), [4.0, 4.0])   # j = 3..5
 
 
-# ---- problem: heterogeneous-noise regression with closed-form risks (spec §3.1) ---------------
+# ---- problem: heterogeneous-noise regression with closed-form risks (§3.1) ---------------
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +215,7 @@ def project_ball(v, radius):
 
 
 def test_spec_instance_opt_values():
-    """Spec §3.1 prototype: OPT ~ 0.950 (E1) and ~ 0.560 (E2) on data_seed 0."""
+    """docs/papers/001.md §3.1 prototype: OPT ~ 0.950 (E1) and ~ 0.560 (E2) on data_seed 0."""
     data = load_regression({}, 0)
     assert make_regression(data, {"loss": "squared"}).opt == pytest.approx(0.950, abs=3e-3)
     assert make_regression(data, {"loss": "absolute"}).opt == pytest.approx(0.560, abs=3e-3)

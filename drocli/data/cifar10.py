@@ -7,9 +7,9 @@ $DROCLI_DATA/cifar10/ (or its cifar-10-batches-py/ subfolder, where the archive 
 and Keras' download folder. Nothing is downloaded. The pickles are read with the restricted
 unpickler of drocli.data.cifar_pickle (numpy arrays and plain containers only).
 
-Output (spec 003 §3.2.1): X = pixel/255 as float32 rows of 3072 in the pickle's channel-major
-order (no mean/std normalisation, no augmentation), labels 0..9, g all zeros (the federated
-problem partitions), info["shape"] = (3, 32, 32) and the seed. n_train / n_test are per
+Output (docs/papers/003.md §3.2.1): X = pixel/255 as float32 rows of 3072 in the pickle's
+channel-major order (no mean/std normalisation, no augmentation), labels 0..9, g all zeros (the
+federated problem partitions), info["shape"] = (3, 32, 32) and the seed. n_train / n_test are per
 class, 0 = all (5000 / 1000): classes with more images are subsampled without replacement.
 """
 

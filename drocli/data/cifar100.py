@@ -1,13 +1,13 @@
 """CIFAR-100 (python-pickle release) as grouped data: group i = fine class i (m = 100).
 
-Spec 000 §4.3 (E2/E4): 500 train / 100 test images per class, softmax over the 100 classes,
-a linear model on the flattened 32x32x3 pixels. Files `train` and `test` of
+docs/papers/000.md §4.3 (E2/E4): 500 train / 100 test images per class, softmax over the 100
+classes, a linear model on the flattened 32x32x3 pixels. Files `train` and `test` of
 cifar-100-python.tar.gz: pickled dicts with keys b'data' (uint8, N x 3072, channel-major:
 1024 red, 1024 green, 1024 blue) and b'fine_labels'. Looked up in data.params.path, else
 $DROCLI_DATA/cifar100/ (or its cifar-100-python/ subfolder, where the archive extracts to)
 and Keras' download folder. Nothing is downloaded.
 
-Preprocessing [DEFAULT, spec §4.3]: pixel/255, then (standardize) per channel with the mean
+Preprocessing [DEFAULT, §4.3]: pixel/255, then (standardize) per channel with the mean
 and std (ddof 0) of the FULL train file — on the real release (0.5071, 0.4865, 0.4409) and
 (0.2673, 0.2564, 0.2762); bias appends a constant-1 feature. X keeps the pickle's
 channel-major order. n_train / n_test are per class: classes with more images are
@@ -83,7 +83,7 @@ def locate(params: dict) -> Path:
 
 
 class CIFAR100Params(ClassImageParams):
-    """CIFAR-100 (spec 000 §4.5): per-class subsample sizes (500 / 100 = all)."""
+    """CIFAR-100 (docs/papers/000.md §4.5): per-class subsample sizes (500 / 100 = all)."""
 
     n_train: int = Field(500, ge=1, description="training images kept per class (<= 500)")
     n_test: int = Field(100, ge=0, description="test images kept per class (<= 100); 0: no "

@@ -1,5 +1,5 @@
 """Synthetic "concept shift" regression of Zhao, Lyu & Kolar (TMLR 2023), §4.3, "data model B"
-(spec 002 §3.5; used by Fig. 4, IS vs AS sampling).
+(docs/papers/002.md §3.5; used by Fig. 4, IS vs AS sampling).
 
   b_i = <theta*, a_i> + zeta_i,  i = 1..n,   zeta_i ~ N(0, noise_std^2) = N(0, 0.5^2)
   a_i has ONE nonzero coordinate supp(i) ~ Uniform{1..d},  a_i[supp(i)] ~ N(1.0, 0.1^2)
@@ -32,7 +32,7 @@ KEY = "data.params"
 
 
 class ConceptShiftParams(Params):
-    """Data model B of paper 002 (concept shift; [RECON] spec 002 §3.4)."""
+    """Data model B of paper 002 (concept shift; [RECON] docs/papers/002.md §3.4)."""
 
     n: int = Field(300, ge=1, description="samples")
     d: int = Field(30, ge=1, description="one-hot dimension")
@@ -50,7 +50,7 @@ class ConceptShiftParams(Params):
                 "exp(N(0, nu^2)) (concept shift), L_i ~ 1",
 )
 def load(params: dict, seed: int) -> GroupedData:
-    """Generate data model B (spec 002 §3.5) deterministically from the seed."""
+    """Generate data model B (docs/papers/002.md §3.5) deterministically from the seed."""
     n = int(params.get("n", 300))
     d = int(params.get("d", 30))
     nu = float(params.get("nu", 1.0))

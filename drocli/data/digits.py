@@ -1,6 +1,6 @@
 """scikit-learn's bundled digits (UCI optical digits, 8x8) as grouped data: group = class.
 
-A small real-data proxy for CIFAR-100 that needs no download (spec 000 §4.3): 1797 images,
+A small real-data proxy for CIFAR-100 that needs no download (docs/papers/000.md §4.3): 1797 images,
 64 features with values 0..16, 10 classes (about 180 each), softmax labels.
 Deterministic stratified split with the seed: per class (class 0 first) a permutation from
 numpy default_rng(seed); the first round(test_fraction * n_c) rows go to the test split.

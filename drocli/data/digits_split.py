@@ -1,4 +1,4 @@
-"""Offline stand-in for the small LIBSVM pairs a1a / w1a of paper 004 (spec 004 §6.3): the
+"""Offline stand-in for the small LIBSVM pairs a1a / w1a of paper 004 (docs/papers/004.md §6.3): the
 binarised digits of `digits_bin` (scikit-learn's bundled 8x8 digits, features
 1[pixel >= threshold], label 1[digit == positive], about 10 % positives: sparse binary
 features and imbalanced labels like the a/w data), split once by the data seed into
@@ -16,7 +16,7 @@ from drocli.registry import Params
 
 
 class DigitsSplitParams(Params):
-    """Stand-in for a1a / w1a (spec 004 §6.3): binarised digits, one digit vs the rest."""
+    """Stand-in for a1a / w1a (docs/papers/004.md §6.3): binarised digits, one digit vs the rest."""
 
     threshold: int = Field(8, ge=1, le=16, description="pixel >= threshold is 1 (of 0..16)")
     positive: int = Field(0, ge=0, le=9, description="the digit labelled +1")
@@ -28,7 +28,7 @@ class DigitsSplitParams(Params):
     "digits_split",
     params=DigitsSplitParams,
     memory=lambda params: 1797 * (8 * 65 + 16),
-    description="offline stand-in for a1a / w1a (spec 004 §6.3): binarised digits, one digit "
+    description="offline stand-in for a1a / w1a (§6.3): binarised digits, one digit "
                 "vs the rest, a seeded train / test split",
 )
 def load(params: dict, seed: int) -> GroupedData:

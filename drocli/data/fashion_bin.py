@@ -1,4 +1,4 @@
-"""Offline stand-in for the large LIBSVM pairs a8a / w8a of paper 004 (spec 004 §6): real
+"""Offline stand-in for the large LIBSVM pairs a8a / w8a of paper 004 (docs/papers/004.md §6): real
 Fashion-MNIST images (the Debian package dataset-fashion-mnist or the cache folder, see
 `fashion_mnist`) made into sparse binary features like the a/w data: pixel >= threshold,
 max-pooled over pool x pool blocks (28x28 -> 14x14 = 196 features at pool 2), label
@@ -27,7 +27,7 @@ def binary_pooled(raw: np.ndarray, threshold: int, pool: int) -> np.ndarray:
 
 
 class FashionBinParams(Params):
-    """Stand-in for a8a / w8a (spec 004 §6): Fashion-MNIST binarised and max-pooled."""
+    """Stand-in for a8a / w8a (docs/papers/004.md §6): Fashion-MNIST binarised and max-pooled."""
 
     path: str | None = auto("folder of the Fashion-MNIST IDX files; auto: as fashion_mnist",
                             legacy="")
@@ -49,7 +49,7 @@ def memory(params: dict) -> int:
     preflight=locate,
     params=FashionBinParams,
     memory=memory,
-    description="offline stand-in for a8a / w8a (spec 004 §6): Fashion-MNIST binarised and "
+    description="offline stand-in for a8a / w8a (§6): Fashion-MNIST binarised and "
                 "max-pooled (196 binary features), one class vs the rest",
 )
 def load(params: dict, seed: int) -> GroupedData:

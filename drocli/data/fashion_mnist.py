@@ -50,7 +50,8 @@ def locate(params: dict):
 
 
 class FashionMNISTParams(ClassImageParams):
-    """Fashion-MNIST (stand-in for CIFAR-100, spec 000 §4.5): per-class subsample sizes."""
+    """Fashion-MNIST (stand-in for CIFAR-100, docs/papers/000.md §4.5): per-class subsample
+    sizes."""
 
     n_train: int = Field(6000, ge=1, description="training images kept per class (<= 6000)")
     n_test: int = Field(1000, ge=0, description="test images kept per class (<= 1000); 0: "

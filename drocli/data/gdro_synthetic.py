@@ -1,4 +1,4 @@
-"""Synthetic grouped logistic data of Yu et al. 2024, §6.1 (spec 000 §4.2, E1; §4.4, E3).
+"""Synthetic grouped logistic data of Yu et al. 2024, §6.1 (docs/papers/000.md §4.2, E1; §4.4, E3).
 
 m groups, each with its own true direction w_i* uniform on the unit sphere of R^d (drawn as a
 normalised standard Gaussian); x ~ N(0, I_d) (float32); y = sign(x . w_i*) (sign(0) := +1),
@@ -20,12 +20,12 @@ from drocli.registry import Params, auto
 
 
 class GDROSyntheticParams(Params):
-    """Spec 000 §4.2 (E1) and §4.4 (E3); the paper prints m, d and the noise only."""
+    """docs/papers/000.md §4.2 (E1) and §4.4 (E3); the paper prints m, d and the noise only."""
 
     groups: int = Field(25, ge=1, description="m, the number of groups (paper §6.1: 25)")
     dim: int = Field(1024, ge=1, description="d, the feature dimension (paper §6.1: 1024)")
     n_train: int = Field(5000, ge=1, description="training rows per group (paper silent; "
-                         "[DEFAULT] spec §4.2)")
+                         "[DEFAULT] docs/papers/000.md §4.2)")
     n_test: int = Field(5000, ge=0, description="test rows per group; 0: no test split")
     label_noise: float | list[float] = Field(
         0.1, description="label-flip probability, one number or one per group (paper §6.1: "
@@ -33,7 +33,7 @@ class GDROSyntheticParams(Params):
     noise_step: float = Field(0.0, description="added to group i's noise as i * noise_step "
                               "(E3: p_i = 0.95 - i/160 is label_noise 0.05, step 1/160)")
     n_train_max: int | None = auto("> n_train: group sizes evenly spaced from n_train to "
-                                   "n_train_max ([DEFAULT] spec §4.2 option); auto: equal "
+                                   "n_train_max ([DEFAULT] §4.2 option); auto: equal "
                                    "sizes", ge=1)
 
     @field_validator("label_noise")
@@ -84,10 +84,10 @@ def memory(params: dict) -> int:
                 "its own random direction, with label noise",
 )
 def load(params: dict, seed: int) -> GroupedData:
-    """Generate the synthetic grouped data (spec 000 §4.2); X float32, y float64 +-1.
+    """Generate the synthetic grouped data (docs/papers/000.md §4.2); X float32, y float64 +-1.
 
     n_train_max > n_train gives heterogeneous group sizes evenly spaced from n_train to
-    n_train_max ([DEFAULT] spec §4.2 option); test sizes are n_test for every group.
+    n_train_max ([DEFAULT] docs/papers/000.md §4.2 option); test sizes are n_test for every group.
     """
     m, d = params["groups"], params["dim"]
     n_tr = _sizes(params["n_train"], params["n_train_max"], m)

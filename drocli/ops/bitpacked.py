@@ -1,7 +1,8 @@
 """X @ q for a 0/1 matrix X stored as bits, by table lookup (the "four Russians" trick).
 
 The example-weight problems of paper 004 have binary features (a1a / w8a and their
-stand-ins), and SVRB / STABLE / RSVRB form the n-vector X~ H^{-1} v every iteration (spec 004
+stand-ins), and SVRB / STABLE / RSVRB form the n-vector X~ H^{-1} v every iteration
+(docs/papers/004.md
 §3.2): a dense float64 X of 20,000 x 197 is 31 MB to stream per step. Packed, it is 0.5 MB;
 each step first tabulates, for every block of 8 columns, the 256 possible partial sums of q
 (256 x D / 8 additions), then sums D / 8 table entries per row. Exact up to the order of the

@@ -1,17 +1,17 @@
 """ERM oracle: accelerated projected gradient (FISTA, Beck & Teboulle 2009) on an empirical
-risk over the l2 / Frobenius ball W = {||W|| <= R} (spec 000 §4.1).
+risk over the l2 / Frobenius ball W = {||W|| <= R} (docs/papers/000.md §4.1).
 
 Two uses, one algorithm (`fista`), which only sees a value-and-gradient callable:
 - Ground truth R_i^* of the MERO metric (`erm_group` / `erm_groups`): float64 copy of group i's
   rows, step 1/L_i with L_i = lambda_max(X_i^T X_i) / (4 n_i) (logistic) or / (2 n_i) (softmax
   bound: the softmax Hessian in the scores is <= I/2), stop at a gradient-mapping norm < tol
   (1e-7) or max_iter (5000) iterations. NOT counted on any oracle counter: it is the metric's
-  reference, not part of an algorithm (spec §2.6).
-- The ERM oracle of ERMEG (Agarwal & Zhang 2022; spec §3.4): the solver passes the problem's
+  reference, not part of an algorithm (docs/papers/000.md §2.6).
+- The ERM oracle of ERMEG (Agarwal & Zhang 2022; §3.4): the solver passes the problem's
   COUNTED oracles (`full_oracle` / `group_oracle`) as the callable, so every FISTA iteration
   costs one counted pass, and a `callback` lets it call the monitor between iterations.
 
-FISTA with the gradient restart of O'Donoghue & Candes (2015) ([DEFAULT] spec §4.1 says
+FISTA with the gradient restart of O'Donoghue & Candes (2015) ([DEFAULT] §4.1 says
 "accelerated projected GD"; the restart keeps the accelerated rate and makes the ground truth
 converge linearly on these well-conditioned problems, about 4x fewer iterations than plain
 FISTA at n_i = 5000, d = 1024; `restart=False` gives plain FISTA).
@@ -129,7 +129,7 @@ def lambda_max_gram(X: np.ndarray) -> float:
 
 def smoothness(X: np.ndarray, loss: str) -> float:
     """L-hat of the mean loss over the rows of X: lambda_max(X^T X)/(4n) for logistic,
-    /(2n) for softmax (spec §4.1)."""
+    /(2n) for softmax (docs/papers/000.md §4.1)."""
     n = X.shape[0]
     c = 4.0 if loss == "logistic" else 2.0
     return max(lambda_max_gram(X) / (c * max(n, 1)), 1e-300)

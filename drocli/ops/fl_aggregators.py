@@ -1,8 +1,8 @@
 """Server-side aggregation rules of the fair federated-learning methods of paper 003
-(Liu et al. 2024, spec §2.6). Pure numpy, no state: the solvers in drocli.solvers.fl keep
-the state (λ, histories, output averages) and call these.
+(Liu et al. 2024, docs/papers/003.md §2.6). Pure numpy, no state: the solvers in drocli.solvers.fl
+keep the state (λ, histories, output averages) and call these.
 
-Conventions (spec §2.6), for a round started from the global model θ (P,):
+Conventions (docs/papers/003.md §2.6), for a round started from the global model θ (P,):
   thetas (m, P)  the locally-updated client models θ_i,
   L (m,)         each client's mean local minibatch loss of the round (+1e-10),
   lr             the local SGD step η_θ,
@@ -39,7 +39,7 @@ def updates(theta, thetas) -> np.ndarray:
 # --- FedAvg / PropFair ------------------------------------------------------------------------
 
 def fedavg_step(thetas) -> np.ndarray:
-    """LS = FedAvg (code `FedAvg`): θ ← (1/m) Σ_i θ_i, unweighted (spec §2.6, pitfall 14).
+    """LS = FedAvg (code `FedAvg`): θ ← (1/m) Σ_i θ_i, unweighted (§2.6, pitfall 14).
 
     PropFair aggregates the same way; only its clients' local loss differs.
     """
@@ -49,7 +49,7 @@ def fedavg_step(thetas) -> np.ndarray:
 # --- qFFL -------------------------------------------------------------------------------------
 
 def qffl_step(theta, thetas, L, lr: float, q: float) -> np.ndarray:
-    """q-FedAvg (code `qFFL`, spec §2.6):
+    """q-FedAvg (code `qFFL`, docs/papers/003.md §2.6):
     Δ_i = L_i^q g_i,  h_i = q L_i^(q-1) ||g_i||² + L_i^q / η_θ,  θ ← θ - Σ_i Δ_i / Σ_i h_i.
     """
     theta = np.asarray(theta, dtype=np.float64)
@@ -170,7 +170,7 @@ def fedmgda_weights(U, eps: float, tol: float = 1e-13, max_iter: int = 200_000) 
 
 
 def fedmgda_step(theta, thetas, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """FedMGDA+ (code `FedMGDA`, spec §2.6): θ ← Σ_i λ*_i θ_i. Returns (θ_new, λ*)."""
+    """FedMGDA+ (code `FedMGDA`, docs/papers/003.md §2.6): θ ← Σ_i λ*_i θ_i. Returns (θ_new, λ*)."""
     thetas = _as2d(thetas)
     lam = fedmgda_weights(updates(theta, thetas), eps)
     return lam @ thetas, lam
@@ -189,7 +189,7 @@ def fedfv_keep(L, alpha: float) -> np.ndarray:
 
 
 def fedfv_internal(U, L, alpha: float) -> np.ndarray:
-    """FedFV internal-conflict mitigation (spec §2.6): every client not in `fedfv_keep` has its
+    """FedFV internal-conflict mitigation (§2.6): every client not in `fedfv_keep` has its
     u_i' projected, for j in ascending-loss order (j ≠ i), against the ORIGINAL u_j whenever
     <u_j, u_i'> < 0: u_i' ← u_i' - u_j <u_j, u_i'>/||u_j||². Returns the rows u_i'."""
     U = _as2d(U)
@@ -229,7 +229,7 @@ def fedfv_external(g, stored) -> np.ndarray:
 
 
 def fedfv_direction(U, L, alpha: float, stored=()) -> np.ndarray:
-    """FedFV's global update g_t (spec §2.6): internal projections, g_t = mean(u_i'), external
+    """FedFV's global update g_t (§2.6): internal projections, g_t = mean(u_i'), external
     projections against `stored` (empty when round < τ), rescaled to ||mean(u_i)||."""
     U = _as2d(U)
     g = fedfv_internal(U, L, alpha).mean(axis=0)

@@ -4,7 +4,7 @@ A linear model has parameters W (d, k) and scores s = x^T W (k,). Every loss her
 its value and its derivative w.r.t. the scores ("dscore", shape (n, k)); the per-sample gradient
 is then x dscore^T (d, k). Label conventions:
 - "logistic": k = 1, y in {-1, +1}:  l = log(1 + exp(-y s)),  dl/ds = -y sigma(-y s)
-  (computed as logaddexp(0, -y s) and expit: stable for any margin, spec 000 pitfall 15).
+  (computed as logaddexp(0, -y s) and expit: stable for any margin, docs/papers/000.md pitfall 15).
 - "softmax": k = C classes, y in {0..C-1} (stored as float or int):
   l = logsumexp(s) - s_y,  dl/ds = softmax(s) - e_y  (max-subtracted, pitfall 16).
 """

@@ -1,4 +1,5 @@
-"""A two-layer ReLU MLP on a flat parameter vector, with hand-written backprop (spec 003 §3.2.2).
+"""A two-layer ReLU MLP on a flat parameter vector, with hand-written backprop (docs/papers/003.md
+§3.2.2).
 
 θ = [W1 (h x d), b1 (h), W2 (k x h), b2 (k)], row-major, concatenated (PyTorch's Linear
 layout: W has shape (out, in)). logits = relu(X W1^T + b1) W2^T + b2; the loss is the mean

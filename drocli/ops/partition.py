@@ -1,4 +1,5 @@
-"""Client partitioners of paper 003's fair federated learning (spec 003 §3.2.1, pitfall 15).
+"""Client partitioners of paper 003's fair federated learning (docs/papers/003.md §3.2.1, pitfall
+15).
 
 All functions are pure numpy and take an explicit `np.random.Generator`.
 

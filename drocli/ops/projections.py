@@ -1,4 +1,5 @@
-"""Euclidean (l2 / Frobenius) ball projection: the domain W = {w : ||w|| <= R} of spec 000 §1.4."""
+"""Euclidean (l2 / Frobenius) ball projection: the domain W = {w : ||w|| <= R} of
+docs/papers/000.md §1.4."""
 
 from __future__ import annotations
 

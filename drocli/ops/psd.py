@@ -1,6 +1,6 @@
-"""Projection onto {H : H >= lam I} (spec 004 §1.3 S^l_lam, pitfall P5) with a solver for
+"""Projection onto {H : H >= lam I} (docs/papers/004.md §1.3 S^l_lam, pitfall P5) with a solver for
 the projected matrix: the SVRB / RSVRB / STABLE Hessian estimates are projected every
-iteration and then solved against (H^{-1} v, spec §1.6)."""
+iteration and then solved against (H^{-1} v, docs/papers/004.md §1.6)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class FlooredSPD:
     def scaled(self, c: float) -> FlooredSPD:
         """S^l_lam[c M] of this projected M (>= lam I) for 0 < c <= 1, from M's eigenvectors:
         eigenvalue by eigenvalue e -> max(c e, lam), no new factorisation after the first (the
-        lazy (1 - beta) decay of RSVRB, spec §2.3)."""
+        lazy (1 - beta) decay of RSVRB, docs/papers/004.md §2.3)."""
         if c == 1.0:
             return self
         if self._eig is None:
@@ -65,7 +65,7 @@ class FlooredSPD:
 
 
 def ball_clip(v: np.ndarray, C: float) -> np.ndarray:
-    """Pi_C[v] = v min(1, C / ||v||) (spec §1.3); the identity when C = inf."""
+    """Pi_C[v] = v min(1, C / ||v||) (docs/papers/004.md §1.3); the identity when C = inf."""
     if not np.isfinite(C):
         return v
     nrm = float(np.linalg.norm(v))

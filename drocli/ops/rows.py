@@ -11,7 +11,7 @@ Conventions:
 - q is passed as log-probabilities `lq` and re-normalised with a max-subtracted logsumexp after
   every step.
 - Every per-sample gradient (or loss) evaluation increments `counter[0]` by one, inside the
-  kernel: the x-axis is measured by the oracle, not claimed by the solver (spec 000 §2.6).
+  kernel: the x-axis is measured by the oracle, not claimed by the solver (docs/papers/000.md §2.6).
 - Random indices are drawn by the caller with numpy and passed in; kernels are deterministic,
   run without fastmath and never allocate inside their loops.
 """

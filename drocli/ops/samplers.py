@@ -1,4 +1,4 @@
-"""Index samplers for finite-sum solvers (Zhao, Lyu & Kolar, TMLR 2023; spec 002 §2.4).
+"""Index samplers for finite-sum solvers (Zhao, Lyu & Kolar, TMLR 2023; docs/papers/002.md §2.4).
 
 Five samplers share one compiled interface, so a solver's per-sample loop draws from any of
 them without leaving numba:
@@ -13,11 +13,11 @@ them without leaving numba:
 - "adaosmd":    Algorithm 4, H OSMD experts with learning rates eq. (7), H of eq. (8), mixed
                 by exponential weights with meta rate gamma; p = sum_h theta_h p_h.
 
-Mini-batches: b indices drawn i.i.d. from the same p (with replacement, spec §2.0).
+Mini-batches: b indices drawn i.i.d. from the same p (with replacement, docs/papers/002.md §2.0).
 Feedback a_k = ||Delta_k||^2 for the drawn indices only (bandit feedback). Mini-batch
 constants follow Zhao et al. 2021 (K = b): u_{i_k} = -a_k / (K^2 n^2 p_{i_k} p_{h,i_k}^2),
 loss_h = sum_k a_k / (K^2 n^2 p_{i_k} p_{h,i_k}), eta_h and gamma as in §2.4. Duplicate
-indices add their gradients ("add", spec P8) or the last one wins ("overwrite", the
+indices add their gradients ("add", docs/papers/002.md P8) or the last one wins ("overwrite", the
 reference FL code).
 
 The mirror step (Algorithm 5) has the closed form p_new = max(alpha/n, c p~), p~_i =
@@ -28,7 +28,7 @@ sampled again. Each expert is therefore kept EXACTLY in O(b log n) per step as
   p_i = C w_i              for the active set,
 with a sum-tree over the active w (draws and the normaliser), a min-heap over the active w
 (which coordinates cross the floor as C shrinks) and the global scale C. A step multiplies
-the sampled w_i by exp(-eta u_i) in the log domain (spec P6), sets C = (1 - n_floored
+the sampled w_i by exp(-eta u_i) in the log domain (docs/papers/002.md P6), sets C = (1 - n_floored
 alpha/n) / sum_active w and moves heap minima with C w_i <= alpha/n to the floored set. An
 update that would overflow the weights falls back to an O(n log n) rebuild by the sort of
 Algorithm 5 on log p~ with the maximum subtracted (exact too); C is folded into w when it gets
@@ -67,7 +67,7 @@ ABAR_MODES = ("paper", "squared_over_n2")
 DUPLICATES = ("add", "overwrite")
 
 REBUILDS, RENORMS = 0, 1   # slots of SamplerState.counts
-LOG_W_MAX = 700.0      # exp overflow guard for the expert weights (spec P6)
+LOG_W_MAX = 700.0      # exp overflow guard for the expert weights (docs/papers/002.md P6)
 W_MAX = 1e300          # larger weights: rebuild from log p~ instead
 C_MIN = 1e-150         # fold C into w below this
 
@@ -454,7 +454,8 @@ def sampler_draw_batch(ss, U, idx, pk):
 @njit(cache=True, _nrt=False)
 def sampler_set_weights(ss):
     """Optimal sampler: p proportional to the raw weights the solver wrote into ss.pfix (all n
-    norms); uniform when they are all 0 or not finite (spec P4). Cumulative sums in ss.cfix."""
+    norms); uniform when they are all 0 or not finite (docs/papers/002.md P4). Cumulative sums in
+    ss.cfix."""
     n = ss.n
     p, cum = ss.pfix, ss.cfix
     tot = 0.0
@@ -559,7 +560,7 @@ def alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def project_floored(p_tilde: np.ndarray, alpha: float) -> np.ndarray:
     """Algorithm 5 in numpy (reference): argmin over {q in simplex, q_i >= alpha/n} of the
-    Bregman projection of p~, by sorting (the [TYPO]-corrected rank rule, spec P3)."""
+    Bregman projection of p~, by sorting (the [TYPO]-corrected rank rule, docs/papers/002.md P3)."""
     q = np.asarray(p_tilde, dtype=np.float64)
     n = q.size
     order = np.argsort(q, kind="mergesort")
@@ -577,7 +578,7 @@ def project_floored(p_tilde: np.ndarray, alpha: float) -> np.ndarray:
 
 def adaosmd_constants(n: int, T: int, alpha: float, abar: float, batch: int = 1,
                       eta_scale: float = 1.0):
-    """(H, eta_h (H,), gamma, theta_1 (H,)) of spec 002 §2.4: eqs. (7)-(8), gamma and the
+    """(H, eta_h (H,), gamma, theta_1 (H,)) of docs/papers/002.md §2.4: eqs. (7)-(8), gamma and the
     prior theta_h = (1 + 1/H)/(h(h+1)); mini-batch K = batch (Zhao et al. 2021)."""
     T = max(int(T), 2)
     K = int(batch)
@@ -745,8 +746,8 @@ def sampler_from_params(params: dict, problem, *, batch: int, horizon: int,
 
 class UniformStream:
     """Blocks of uniforms for the index draws and, from an independent child stream, for the
-    snapshot coins (spec P15). Blocks have a fixed size, so a trajectory does not depend on
-    where the monitor cuts the run into chunks."""
+    snapshot coins (docs/papers/002.md P15). Blocks have a fixed size, so a trajectory does not
+    depend on where the monitor cuts the run into chunks."""
 
     def __init__(self, rng: np.random.Generator, batch: int, per_draw: int, block: int = 4096):
         self.g_idx, self.g_coin = rng.spawn(2)

@@ -1,7 +1,7 @@
 """Probability-simplex helpers: log-domain normalisation, entropic mirror steps, projection.
 
-q is kept as log-probabilities (`lq`) everywhere in the GDRO solvers (spec 000 §7 pitfall 1):
-normalise with logsumexp after every step, never round-trip through q to get log q.
+q is kept as log-probabilities (`lq`) everywhere in the GDRO solvers (docs/papers/000.md §7 pitfall
+1): normalise with logsumexp after every step, never round-trip through q to get log q.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def uniform_log(m: int) -> np.ndarray:
 
 def entropic_step(lq_anchor: np.ndarray, lq_cur: np.ndarray, a: float, gamma_q: float,
                   g_q: np.ndarray) -> np.ndarray:
-    """Entropic prox step of spec 000 §1.4, q-block, in log coordinates.
+    """Entropic prox step of docs/papers/000.md §1.4, q-block, in log coordinates.
 
     Solves argmin_{q in simplex} gamma_q <g_q, q> + a KL(q, qbar) + (1-a) KL(q, q_k), where
     log qbar = `lq_anchor` (a mirror point: any log-weights, only defined up to a constant)

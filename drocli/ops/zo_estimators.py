@@ -1,6 +1,6 @@
 """Zeroth-order gradient estimators and the smoothing / step schedules of Gu & Xu (2024),
 "Zeroth-Order Stochastic Mirror Descent Algorithms for Minimax Excess Risk Optimization"
-(spec 001 §1.4, §2). Everything is float64 (spec pitfall P4).
+(docs/papers/001.md §1.4, §2). Everything is float64 (docs/papers/001.md pitfall P4).
 
 Estimators (numpy references; the solvers' compiled kernels do the same arithmetic):
 - smooth, "UniGE" (eq. 5/10): g = (1/r) sum_j [l(w + mu u_j; z_j) - l(w; z_j)] / (mu / d) u_j,
@@ -10,7 +10,7 @@ Estimators (numpy references; the solvers' compiled kernels do the same arithmet
   g = (1/r) sum_j [l(w + mu1 u_j + mu2 v_j; z_j) - l(w + mu1 u_j; z_j)] / mu2 v_j, NO factor d;
   (u, v) from one of the three pairs of the paper: "gauss" (both N(0, I)), "ball" (both
   uniform in the l2 ball of radius sqrt(d+2)), "ball_sphere" (u in that ball, v uniform on the
-  sphere of radius sqrt(d); the paper does not say which slot gets which law, spec §1.4(b)).
+  sphere of radius sqrt(d); the paper does not say which slot gets which law, §1.4(b)).
 
 Schedules (Theorems 2, 3, 6, 7; t = 1, 2, ...): see `smooth_schedule`, `nonsmooth_schedule`.
 """
@@ -33,7 +33,7 @@ def unit_sphere(rng: np.random.Generator, shape: tuple, d: int) -> np.ndarray:
 
 
 def uniform_ball(rng: np.random.Generator, shape: tuple, d: int, radius: float) -> np.ndarray:
-    """Uniform in the l2 ball of the given radius: radius * u * U^(1/d) (spec §1.4(b))."""
+    """Uniform in the l2 ball of the given radius: radius * u * U^(1/d) (§1.4(b))."""
     u = unit_sphere(rng, shape, d)
     rad = rng.random(tuple(shape) + (1,)) ** (1.0 / d)
     return radius * rad * u
@@ -89,7 +89,7 @@ def smooth_schedule(t, d: int, L: float, D2: float, m: int, tau1: float = 1.0,
                     tau2: float = 1.0, zeroth_order: bool = True) -> dict:
     """Theorems 2-3 (Algorithm 1): eta_t = 1/(sqrt2 tau1 tau2 d sqrt(t+1)) (= eta_t^(i)),
     eta^w = 2 D^2 eta_t, eta^q = 2 ln(m) eta_t, mu_t = 2/(tau1 L sqrt(t+1)).
-    zeroth_order=False drops the factor d (the first-order baseline, spec §3.2)."""
+    zeroth_order=False drops the factor d (the first-order baseline, docs/papers/001.md §3.2)."""
     t = np.asarray(t, dtype=np.float64)
     dd = d if zeroth_order else 1.0
     eta = 1.0 / (math.sqrt(2.0) * tau1 * tau2 * dd * np.sqrt(t + 1.0))

@@ -1,8 +1,8 @@
 """Figure kind `objective_space`: final solutions in objective space, one dot per preference.
 
-The figures of paper 003's VLMOP2 experiment (Liu et al. 2024, Figs. 2 and 4; spec 003 §3.1.5)
-are drawn here. Each panel is one (label, column) pair. A column is a seed or `average`. A panel
-shows, in the (f1, f2) plane:
+The figures of paper 003's VLMOP2 experiment (Liu et al. 2024, Figs. 2 and 4; docs/papers/003.md
+§3.1.5) are drawn here. Each panel is one (label, column) pair. A column is a seed or `average`. A
+panel shows, in the (f1, f2) plane:
 
 - the analytic Pareto front, as a grey solid line (the cells' `front` artifact);
 - the attainable region above/right of the front, shaded light grey: the cells' `region`
@@ -13,7 +13,7 @@ shows, in the (f1, f2) plane:
 - each preference's final solution, as a large dot in the label's colour.
 
 The `average` column follows the paper: for each preference it averages the final θ over the
-seeds in decision space (spec pitfall 11), then evaluates f there. The final θ, the front and
+seeds in decision space (pitfall 11), then evaluates f there. The final θ, the front and
 the region are the cells' artifacts (`artifacts.npz` of the results folder, written by the
 problem's `artifacts(θ)` hook), and f is the pure function the problem registers as
 `objectives`: nothing is rebuilt at plot time.
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-# Spec 003 §3.1.5 (official plotting code): one colour per method.
+# docs/papers/003.md §3.1.5 (official plotting code): one colour per method.
 DEFAULT_COLORS = {"LS": "red", "TCH": "black", "OMDgd-TCH": "blue", "AdaOMDgd-TCH": "cyan",
                   "OMDeg-TCH": "magenta", "AdaOMDeg-TCH": "plum", "STCH": "brown"}
 FRONT_COLOR, REGION_COLOR, RAY_COLOR = "0.45", "0.85", "0.55"
@@ -190,7 +190,7 @@ def panel_points(records: pd.DataFrame, fig: ObjectiveSpaceFigure, context: dict
     """(label, column) -> DataFrame[pref, x, y, n_seeds], sorted by pref.
 
     Seed columns: each cell's final x/y metrics. `average`: f at the seed-mean final θ, per
-    preference (decision-space averaging, spec 003 §3.1.5).
+    preference (decision-space averaging, docs/papers/003.md §3.1.5).
     """
     import pandas as pd
 

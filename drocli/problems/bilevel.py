@@ -1,6 +1,6 @@
 """Learning per-example training weights as (multi-task) stochastic bilevel optimisation:
 Guo, Hu, Zhang & Yang, "Randomized Stochastic Variance-Reduced Methods for Multi-Task
-Stochastic Bilevel Optimization", Appendix E (spec 004 §3.1-3.3):
+Stochastic Bilevel Optimization", Appendix E (docs/papers/004.md §3.1-3.3):
 
   min_p  F(p) = sum_{i=1..m} f_i(w_i*(p)),   f_i(w) = (1/n_va) sum_{k in D_va} L_i(w; k)
   w_i*(p) = argmin_w g_i(p, w) = (1/n) sum_{j in D_tr} p_j L_i(w; j) + (lam/2) ||w||^2
@@ -8,20 +8,20 @@ Stochastic Bilevel Optimization", Appendix E (spec 004 §3.1-3.3):
 with L_i(w; x, y) = log(1 + exp(-y w.x~ / sigma_i)), x~ = [x; 1] (bias, regularised with w),
 labels y in {-1, +1} (0/1 labels are mapped), x := p in R^n (one weight per training row),
 y_i := w_i in R^D. E.1: m = 1, sigma = 1. E.2: m tasks, sigma_i ~ U[1, 11] drawn once from
-`task_seed`, D_va = `n_val` test rows drawn once from `val_seed` (spec §3.3, P15).
+`task_seed`, D_va = `n_val` test rows drawn once from `val_seed` (docs/papers/004.md §3.3, P15).
 
-Oracles (spec §3.2), on one minibatch B of training rows (size b) and B' of validation rows:
+Oracles (§3.2), on one minibatch B of training rows (size b) and B' of validation rows:
   lower_terms: gw = (1/b) sum_B p_j grad L_j + lam w,  H = (1/b) sum_B p_j Hess L_j + lam I,
                a_j = -(1/b)(y_j/sigma) s_j  (grad2_pw g = diag(a) X~_B: row j = (1/b) grad L_j)
   upper_grad:  v = (1/b') sum_B' grad L_k   (grad_p f = 0, so u = 0)
-with s_j = 1/(1 + exp(r_j/sigma)), r_j = y_j w.x~_j. Sample accounting (spec §3.6): drawing a
+with s_j = 1/(1 + exp(r_j/sigma)), r_j = y_j w.x~_j. Sample accounting (§3.6): drawing a
 batch adds its size to `counter` (`draw_train`, `draw_val`); re-evaluating the same batch at
 another point (STORM) adds nothing; a baseline touching m tasks draws (and pays) per task.
 
 Metrics (`evaluate(p, W)`, not counted, outside the solver clock): objective = sum_i f_i(w_i)
-at the current lower iterates (the plotted quantity, spec §3.5 default), val_error (task 0's
+at the current lower iterates (the plotted quantity, §3.5 default), val_error (task 0's
 0/1 error on D_va), and with exact: objective_exact = F(p) with w_i*(p) by damped Newton to
-||grad_w g|| <= 1e-10 (warm-started), hypergrad_norm = ||grad F(p)|| (Prop. 1, spec §1.5).
+||grad_w g|| <= 1e-10 (warm-started), hypergrad_norm = ||grad F(p)|| (Prop. 1, §1.5).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class BilevelWeightsProblem(CountedOracles):
                  val_seed: int = 0, bias: bool = True, exact: bool = True):
         if not lam > 0:
             raise DrocliError(f"lam must be > 0, got {lam}", key=f"{KEY}.lam",
-                              fix="lam: 0.01 (spec §3.1 default)")
+                              fix="lam: 0.01 (docs/papers/004.md §3.1 default)")
         if tasks < 1:
             raise DrocliError(f"tasks must be >= 1, got {tasks}", key=f"{KEY}.tasks",
                               fix="tasks: 1 (E.1) or 200 / 500 (E.2)")
@@ -113,7 +113,7 @@ class BilevelWeightsProblem(CountedOracles):
 
     # ---- starting point and draws (counted) ---------------------------------------------
     def zero_point(self) -> tuple[np.ndarray, np.ndarray]:
-        """(p_0, W_0) = (all ones, zeros (m, D)) (spec §3.1 defaults)."""
+        """(p_0, W_0) = (all ones, zeros (m, D)) (docs/papers/004.md §3.1 defaults)."""
         return np.ones(self.n), np.zeros((self.m, self.D))
 
     def draw_train(self, rng: np.random.Generator, b: int) -> np.ndarray:
@@ -245,10 +245,10 @@ class BilevelWeightsProblem(CountedOracles):
 
 
 class BilevelWeightsParams(Params):
-    """The example-weight bilevel problem of App. E (spec 004 §3.1-3.3)."""
+    """The example-weight bilevel problem of App. E (docs/papers/004.md §3.1-3.3)."""
 
     lam: float = Field(0.01, gt=0, description="l2 weight of the lower problems ([UNSPEC], "
-                       "spec §3.1)")
+                       "docs/papers/004.md §3.1)")
     tasks: int = Field(1, ge=1, description="m, the lower problems (E.1: 1; E.2: 200 or 500)")
     sigma_range: list[float] = Field([1.0, 11.0], min_length=2, max_length=2,
                                      description="task temperatures sigma_i ~ U[low, high] "

@@ -1,4 +1,4 @@
-"""Fair federated learning of paper 003 (Liu et al., OMD-TCH; spec 003 §2.6, §3.2).
+"""Fair federated learning of paper 003 (Liu et al., OMD-TCH; docs/papers/003.md §2.6, §3.2).
 
 m clients (objectives) hold the paper's partition of a labelled image set (rotation or
 partial class, drocli.ops.partition); the model is the 2-layer ReLU MLP d-h-k of
@@ -27,7 +27,7 @@ Images are rotated with np.rot90 on the (H, W) axes of data.info["shape"] ((28, 
 (3, 32, 32); a square side is inferred when missing). Rotation applies to partition
 "rotation" only; partial class has no rotation [PAPER].
 
-Metrics (`evaluate`, not counted; spec §3.2.5), for the train and test splits of every
+Metrics (`evaluate`, not counted; docs/papers/003.md §3.2.5), for the train and test splits of every
 client i: loss_{split}_i = mean CE over the client's samples (the code averages over batches
 of 100 for CIFAR: equal when all batches are full), acc_{split}_i = correct_i / n_i x 100;
 acc_{split} = Σ correct_i / Σ n_i x 100 (pooled), max_loss_{split} = max_i loss_i,
@@ -58,7 +58,7 @@ FORMS = ("auto", "direct", "gram")
 
 
 def propfair(ce: float, M: float, eps0: float = 1.0) -> tuple[float, float]:
-    """(ℓ_PF, dℓ_PF/dCE) of PropFair's loss (spec 003 §2.6, [CODE]):
+    """(ℓ_PF, dℓ_PF/dCE) of PropFair's loss (docs/papers/003.md §2.6, [CODE]):
     CE/M (slope 1/M) if M - CE < eps0, else -log(1 - CE/M) (slope 1/(M - CE))."""
     if M - ce < eps0:
         return ce / M, 1.0 / M
@@ -347,7 +347,7 @@ class FederatedProblem(CountedOracles):
 
 
 class FederatedParams(Params):
-    """Fair federated learning (paper 003 §5, App. B.2; spec §3.2)."""
+    """Fair federated learning (paper 003 §5, App. B.2; docs/papers/003.md §3.2)."""
 
     clients: int = Field(10, ge=1, description="m clients, all participating every round "
                          "([PAPER] 10)")
@@ -393,7 +393,7 @@ FL_METRICS = tuple(f"{m}_{s}" for s in ("train", "test")
                 "of local SGD on every client",
 )
 def make(data: GroupedData, params: dict) -> FederatedProblem:
-    """Build the federated problem of spec 003 §3.2 from a labelled image source."""
+    """Build the federated problem of docs/papers/003.md §3.2 from a labelled image source."""
     seed = params["partition_seed"]
     if seed is None:
         seed = (data.info or {}).get("seed", 0)

@@ -1,4 +1,4 @@
-"""Finite-sum convex problems of Zhao, Lyu & Kolar (TMLR 2023), spec 002 §1.1:
+"""Finite-sum convex problems of Zhao, Lyu & Kolar (TMLR 2023), docs/papers/002.md §1.1:
 
   min_x F(x) = (1/n) sum_i f_i(x),   f_i(x) = phi(a_i.x; y_i) + (mu/2) ||x||^2
 
@@ -11,7 +11,7 @@ augmented system [A/sqrt(n); sqrt(mu) I] when mu > 0), damped Newton to ||grad F
 (relative to max(1, ||grad F(0)||)) for logistic; the solver, tolerance and final gradient
 norm are recorded in `info`. F* = F(x*).
 
-Oracle accounting (spec 002 §3.0): every per-sample gradient adds 1 to `counter[0]`; a full
+Oracle accounting (§3.0): every per-sample gradient adds 1 to `counter[0]`; a full
 gradient costs n. The compiled solver kernels receive `counter` and count their own
 per-sample gradients. `evaluate`, `loss` and `gap` are metrics and are NOT counted.
 
@@ -199,7 +199,7 @@ class FiniteSumProblem(CountedOracles):
     or 0/1 labels), obj (0 least squares, 1 logistic), mu, row_sq (n,) = ||a_i||^2 and
     counter = np.zeros(1, np.int64). Constants: L (n,) per-sample smoothness, L_bar, L_max,
     L_F (smoothness of F), strong_convexity (lambda_min(A^T A / n) + mu for least squares,
-    mu for logistic: spec P12 and §2.2), x_star, f_star, sigma_star2 (§1.2, eq. 9).
+    mu for logistic: docs/papers/002.md P12 and §2.2), x_star, f_star, sigma_star2 (§1.2, eq. 9).
     """
 
     def __init__(self, A, y, objective: str = "least_squares", mu: float = 0.0,
@@ -274,7 +274,7 @@ class FiniteSumProblem(CountedOracles):
 
     # ---- bookkeeping ---------------------------------------------------------------------
     def zero_point(self) -> np.ndarray:
-        """x0 = 0 (spec 002 §2.5, [UNSPEC] -> zeros)."""
+        """x0 = 0 (docs/papers/002.md §2.5, [UNSPEC] -> zeros)."""
         return np.zeros(self.d)
 
     # ---- counted oracles -----------------------------------------------------------------
@@ -339,11 +339,11 @@ def from_data(data: GroupedData, objective: str = "least_squares", mu: float = 0
 
 
 class FiniteSumParams(Params):
-    """The convex finite sums of paper 002 (spec 002 §1.2, §3)."""
+    """The convex finite sums of paper 002 (docs/papers/002.md §1.2, §3)."""
 
     objective: Literal["least_squares", "logistic"] = Field(
         "least_squares", description="least squares (data model A/B) or 0/1 logistic (w8a)")
-    mu: float = Field(0.0, ge=0, description="l2 term mu/2 ||x||^2 (logistic: spec P12)")
+    mu: float = Field(0.0, ge=0, description="l2 term mu/2 ||x||^2 (logistic: P12)")
 
 
 @registry.problem("finite_sum", params=FiniteSumParams, family="finite_sum",

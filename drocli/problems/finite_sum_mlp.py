@@ -1,5 +1,5 @@
-"""The nonconvex finite-sum objective of Zhao, Lyu & Kolar (TMLR 2023), §4.4, Fig. 5 (spec 002
-§3.6): a two-layer ReLU network trained with squared error on data model A,
+"""The nonconvex finite-sum objective of Zhao, Lyu & Kolar (TMLR 2023), §4.4, Fig. 5
+(docs/papers/002.md §3.6): a two-layer ReLU network trained with squared error on data model A,
 
   y_hat(a) = w2 . relu(W1 a + c1) + c2,   f_i(x) = (1/2)(b_i - y_hat(a_i))^2,   F = mean_i f_i
 
@@ -19,7 +19,7 @@ delta_j = r w2_j 1[z_j > 0] (relu'(0) = 0, as PyTorch):
   dW1 = delta a_i^T,  dc1 = delta,  dw2 = r h,  dc2 = r.
 Hence Delta_i = grad f_i(x) - grad f_i(w) has the W1 block (delta_x - delta_w) a_i^T (one outer
 product) and ||Delta_i||^2 = ||delta_x - delta_w||^2 (||a_i||^2 + 1) + ||r_x h_x - r_w h_w||^2
-+ (r_x - r_w)^2 (the sampler feedback of spec §2.0).
++ (r_x - r_w)^2 (the sampler feedback of docs/papers/002.md §2.0).
 
 The snapshot (grad F(w), counted n) is computed vectorised in numpy and keeps, per sample,
 the pre-activations z_i(w) (n, H) and residuals r_i(w) (n,) (an `MLPSnapshot`), from which
@@ -238,7 +238,7 @@ class MLPFiniteSumProblem(CountedOracles):
 
     # ---- bookkeeping ---------------------------------------------------------------------
     def zero_point(self) -> np.ndarray:
-        """x0: the seeded PyTorch-style init (spec 002 §2.5: "NN: seeded random init")."""
+        """x0: the seeded PyTorch-style init (docs/papers/002.md §2.5: "NN: seeded random init")."""
         return self.x0.copy()
 
     # ---- numpy math (vectorised) -----------------------------------------------------------
@@ -304,8 +304,9 @@ class MLPFiniteSumProblem(CountedOracles):
         return float(0.5 * np.mean(r * r))
 
     def evaluate(self, x, iteration=None) -> dict:
-        """Metrics at x: loss F(x), log10_loss = log10(max(F, 1e-300)) (spec §3.6: no x*, plot
-        log10 of the training loss), grad_norm2 = ||grad F(x)||^2; `iteration` passed through."""
+        """Metrics at x: loss F(x), log10_loss = log10(max(F, 1e-300)) (docs/papers/002.md §3.6: no
+        x*, plot log10 of the training loss), grad_norm2 = ||grad F(x)||^2; `iteration` passed
+        through."""
         x = np.asarray(x, dtype=np.float64)
         Z, Hh, yhat = self._forward(x)
         r = yhat - self.y
@@ -332,7 +333,7 @@ def from_data(data: GroupedData, hidden: int = 10, standardize_y: bool = False,
 
 
 class FiniteSumMLPParams(Params):
-    """The two-layer ReLU network of paper 002 §4.4 ([RECON] spec §3.6)."""
+    """The two-layer ReLU network of paper 002 §4.4 ([RECON] docs/papers/002.md §3.6)."""
 
     hidden: int = Field(10, ge=1, description="hidden units (the paper's network: 10)")
     standardize_y: bool = Field(False, description="standardise the targets (raw targets "
@@ -346,7 +347,7 @@ class FiniteSumMLPParams(Params):
                   description="finite-sum nonconvex problem: two-layer ReLU network, squared "
                               "error (Zhao, Lyu & Kolar 2023, §4.4)")
 def make(data: GroupedData, params: dict) -> MLPFiniteSumProblem:
-    """Build the two-layer network problem (objective "mlp" of spec 002 §3.6): hidden units,
+    """Build the two-layer network problem (objective "mlp" of §3.6): hidden units,
     standardize_y (default raw targets), init_seed (-1: the run's data seed)."""
     return from_data(data, hidden=params["hidden"], standardize_y=params["standardize_y"],
                      init_seed=params["init_seed"])

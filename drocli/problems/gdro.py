@@ -4,7 +4,7 @@ R_i(W) = (1/n_i) sum_j l(W; x_ij, y_ij) for a linear model W (d, k):
 - loss "logistic": binary labels +-1, k = 1 (the synthetic E1/E3 problems);
 - loss "softmax": integer classes 0..C-1, k = C (the CIFAR-100 E2/E4 problems; Frobenius ball).
 
-Oracle accounting (spec 000 §2.6): every per-sample loss-or-gradient evaluation adds 1 to
+Oracle accounting (docs/papers/000.md §2.6): every per-sample loss-or-gradient evaluation adds 1 to
 `counter[0]`; a full pass costs N. The oracles below count themselves, and the compiled solver
 kernels receive `counter` and count their own per-sample evaluations. `evaluate` and `risks`
 are metrics for plotting and are NOT counted.
@@ -119,7 +119,8 @@ class GDROProblem(CountedOracles):
         return W
 
     def _scores(self, X: np.ndarray, W: np.ndarray) -> np.ndarray:
-        """X @ W with a float32 matmul (X never upcast), returned as float64 (spec pitfall 17)."""
+        """X @ W with a float32 matmul (X never upcast), returned as float64 (docs/papers/000.md
+        pitfall 17)."""
         return (X @ W.astype(np.float32)).astype(np.float64)
 
     # ---- counted oracles ------------------------------------------------------------------
@@ -231,12 +232,12 @@ class GDROProblem(CountedOracles):
 
 
 class GDROParams(Params):
-    """Empirical GDRO (spec 000 §1): the loss and the radius of the model's ball."""
+    """Empirical GDRO (docs/papers/000.md §1): the loss and the radius of the model's ball."""
 
     loss: Literal["logistic", "softmax"] = Field(
         "logistic", description="logistic (labels +-1) or softmax (multiclass labels)")
     radius: float = Field(10.0, gt=0, description="radius of the l2 / Frobenius ball of W "
-                          "(paper silent; [DEFAULT] spec §4.2: 10)")
+                          "(paper silent; [DEFAULT] docs/papers/000.md §4.2: 10)")
 
 
 GDRO_METRICS = ("max_risk_train", "avg_risk_train", "worst_group_train", "weighted_risk_train",

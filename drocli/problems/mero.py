@@ -3,7 +3,7 @@
     min_{||W|| <= R} max_i  R_i(W) - R_i^*,    R_i^* = min_{||W|| <= R} R_i(W).
 
 `MEROProblem` is a `GDROProblem` (same data layout and counted oracles) that also holds the
-ground-truth minimal risks (spec 000 §4.1), computed once by the ERM oracle of
+ground-truth minimal risks (docs/papers/000.md §4.1), computed once by the ERM oracle of
 `drocli.ops.erm` (FISTA, uncounted) and cached on disk:
 - `rstar_train` (m,): ERM on each group's training rows;
 - `rstar_test` (m,): ERM on each group's TEST rows (param test_rstar: "test", [DEFAULT] spec
@@ -14,7 +14,7 @@ GDRO metrics (uncounted, like every metric).
 The approximate problem (24) R_i(W) - Rhat_i^*: while `problem.shift` is set (use the
 `shifted(rhat)` context), the counted `full_oracle` returns R_i(W) - shift_i. Per-sample
 losses and all gradients are unchanged, so the ALEG machinery runs on (24) as is: the
-stochastic correction l(w_h; xi) - l(w_s; xi) is shift-free (spec §2.8).
+stochastic correction l(w_h; xi) - l(w_s; xi) is shift-free (docs/papers/000.md §2.8).
 
 Cache: `<data folder>/cache/rstar/<key>.npz` (`drocli.data.cache.cache_dir("rstar")`;
 `$DROCLI_DATA`, default the platformdirs user cache folder), key = sha256 of the split's
@@ -227,19 +227,20 @@ def group_view(problem: GDROProblem, i: int) -> GDROProblem:
 
 
 class MEROParams(Params):
-    """Empirical MERO (spec 000 §1.4, §4.1): loss, ball radius and the ERM ground truth."""
+    """Empirical MERO (docs/papers/000.md §1.4, §4.1): loss, ball radius and the ERM ground
+    truth."""
 
     loss: Literal["logistic", "softmax"] = Field(
-        "logistic", description="logistic (spec §4.4, synthetic) or softmax (class groups)")
+        "logistic", description="logistic (§4.4, synthetic) or softmax (class groups)")
     radius: float = Field(10.0, gt=0, description="l2 / Frobenius ball radius ([DEFAULT] "
-                          "spec §1.4)")
+                          "docs/papers/000.md §1.4)")
     test_rstar: Literal["test", "train"] = Field(
         "test", description="R_i^* of the test panel: ERM on each group's test split "
-        "[DEFAULT] spec §4.1, or the train R_i^*")
+        "[DEFAULT] docs/papers/000.md §4.1, or the train R_i^*")
     erm_tol: float = Field(1e-7, ge=0, description="FISTA gradient-mapping norm tolerance "
-                           "([DEFAULT] spec §4.1)")
+                           "([DEFAULT] docs/papers/000.md §4.1)")
     erm_max_iter: int = Field(5000, ge=1, description="FISTA iteration cap ([DEFAULT] "
-                              "spec §4.1)")
+                              "docs/papers/000.md §4.1)")
 
 
 MERO_METRICS = (*GDRO_METRICS, "max_excess_risk_train", "avg_excess_risk_train",

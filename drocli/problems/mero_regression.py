@@ -1,5 +1,5 @@
 """MERO on heterogeneous-noise linear regression with closed-form risks (paper 001, Gu & Xu
-2024, reconstructed suite, spec 001 §3.1):
+2024, reconstructed suite, docs/papers/001.md §3.1):
 
     min_{||w|| <= R} max_i  R_i(w) - R_i^*,   group i: x ~ N(0, I_d), y = <w*_i, x> + sigma_i eps.
 
@@ -10,10 +10,10 @@ sqrt(2/pi) sigma_i when ||w*_i|| <= R.
 
 Oracles: solvers draw samples with `sample` (not counted: drawing is free) and evaluate losses
 in compiled kernels that add one to `counter[0]` per per-sample function value or gradient
-(spec 001 §2.3, P13). `oracle_calls` is that counter. One "epoch" N = the function values of one
+(§2.3, P13). `oracle_calls` is that counter. One "epoch" N = the function values of one
 ZO-SMD round at the default mini-batch r = 10: 5 m r (squared) or 6 m r (absolute).
 
-Metrics (`evaluate`, not counted; exact risks, spec §3.4): iteration (t, passed by the solver),
+Metrics (`evaluate`, not counted; exact risks, §3.4): iteration (t, passed by the solver),
 mer = max_i [R_i(w) - R_i^*], mer_minus_opt, max_risk = max_i R_i(w), gap = eps_phi(w, q) =
 mer - min_{w' in W} sum_i q_i [R_i(w') - R_i^*] (closed form for squared; FISTA for absolute),
 est_err = max_i [R_i(wbar^(i)) - R_i^*] and est_err_mean (when the solver passes its R_i^*
@@ -183,7 +183,8 @@ class MERORegressionProblem(CountedOracles):
         self.opt, self.w_opt = saddle_opt(self.W_star, self.sigma, self.rstar, self.radius,
                                           loss)
         self.N = (5 if self.smooth else 6) * self.m * 10
-        # schedule constants (spec §3.1, §3.3): Euclidean ball, tau1 = tau2 = 1, D^2 = R^2/2
+        # schedule constants (docs/papers/001.md §3.1, §3.3): Euclidean ball, tau1 = tau2 = 1, D^2
+        # = R^2/2
         self.D2 = self.radius ** 2 / 2.0
         self.L = 2.0 * self.d                 # E[2 ||x||^2], squared loss
         self.Lstar = math.sqrt(self.d)        # ~ E||x||, absolute loss
@@ -216,7 +217,7 @@ class MERORegressionProblem(CountedOracles):
                          self.inner_iters)
 
     def evaluate(self, w, q=None, wstar=None, t=None) -> dict:
-        """Exact metrics of spec §3.4 at (w, q); wstar (m, d): the R_i^* estimates."""
+        """Exact metrics of docs/papers/001.md §3.4 at (w, q); wstar (m, d): the R_i^* estimates."""
         w = np.asarray(w, dtype=np.float64).reshape(-1)
         R = self.risks(w)
         ex = R - self.rstar
@@ -238,7 +239,7 @@ class MERORegressionProblem(CountedOracles):
 
 
 class MERORegressionParams(Params):
-    """MERO on heterogeneous-noise regression ([RECON] spec 001 §3.1, §3.4)."""
+    """MERO on heterogeneous-noise regression ([RECON] docs/papers/001.md §3.1, §3.4)."""
 
     loss: Literal["squared", "absolute"] = Field(
         "squared", description="squared (E1, smooth) or absolute (E2, non-smooth)")
@@ -261,7 +262,7 @@ class MERORegressionParams(Params):
                 "closed-form risks (squared: smooth E1; absolute: non-smooth E2)",
 )
 def make(data: GroupedData, params: dict) -> MERORegressionProblem:
-    """Build the closed-form MERO regression problem (spec 001 §3.1); computes OPT once."""
+    """Build the closed-form MERO regression problem (§3.1); computes OPT once."""
     if data.info.get("kind") != "distribution":
         raise DrocliError("problem mero_regression needs the mero_regression data source",
                           key="data.name", fix="data: {name: mero_regression}")

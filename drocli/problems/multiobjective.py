@@ -1,5 +1,5 @@
 """VLMOP2: the synthetic two-objective problem of paper 003 (Liu et al., OMD-TCH, eqs. 18-19;
-spec 003 §3.1.1), with a preference vector w for Tchebycheff scalarization:
+docs/papers/003.md §3.1.1), with a preference vector w for Tchebycheff scalarization:
 
     c = 1/sqrt(d),  f1(θ) = 1 - exp(-||θ - c1||^2),  f2(θ) = 1 - exp(-||θ + c1||^2),
     ∇f1 = 2(θ - c1) exp(-||θ - c1||^2),  ∇f2 = 2(θ + c1) exp(-||θ + c1||^2),
@@ -10,7 +10,7 @@ The paper projects onto Θ; the official code clips to [-1 + 1e-5, 1 - 1e-5] ([C
 
 Pareto set: θ = u c 1 for u in [-1, 1]; front: (1 - e^{-(u-1)^2}, 1 - e^{-(u+1)^2}) (concave,
 joining (0, 1 - e^-4) to (1 - e^-4, 0)). The TCH optimum for w (f >= 0, ideal point 0) is the
-front point with w1 f1 = w2 f2 (spec §1.4 Thm 1), found by brentq on u.
+front point with w1 f1 = w2 f2 (docs/papers/003.md §1.4 Thm 1), found by brentq on u.
 
 Oracles: `oracle(θ)` returns F (m,) and J (m, d) and adds m to the counter: one call per
 objective-gradient evaluation (the value comes with its gradient). One "epoch" N = m, i.e. one
@@ -42,7 +42,7 @@ HV_REF = (1.0, 1.0)
 
 
 def preference_grid(n: int = 10, clip: float = 0.01) -> np.ndarray:
-    """The paper's preferences (spec §3.1.2): w1 = linspace(clip, 1 - clip, n), w2 = 1 - w1."""
+    """The paper's preferences (§3.1.2): w1 = linspace(clip, 1 - clip, n), w2 = 1 - w1."""
     w1 = np.linspace(clip, 1.0 - clip, n)
     return np.stack([w1, 1.0 - w1], axis=1)
 
@@ -165,7 +165,7 @@ class VLMOP2Problem(CountedOracles):
 
     # ---- bookkeeping --------------------------------------------------------------------------
     def initial(self, rng: np.random.Generator) -> np.ndarray:
-        """θ^(1) ~ U(-c, c)^d ([CODE], spec §3.1.3)."""
+        """θ^(1) ~ U(-c, c)^d ([CODE], docs/papers/003.md §3.1.3)."""
         return rng.uniform(-self.c, self.c, self.d)
 
     def project(self, theta: np.ndarray) -> np.ndarray:
@@ -178,7 +178,7 @@ class VLMOP2Problem(CountedOracles):
         return vlmop2_values(theta)
 
     def front_curve(self, n: int = 1000) -> np.ndarray:
-        """n points (n, 2) of the analytic Pareto front, for plotting (spec §3.1.1)."""
+        """n points (n, 2) of the analytic Pareto front, for plotting (§3.1.1)."""
         return front(n)
 
     def feasible_boundary(self, n: int = 1000) -> np.ndarray:
@@ -212,13 +212,13 @@ class VLMOP2Problem(CountedOracles):
 
     def artifacts(self, theta) -> dict:
         """Arrays kept with the cell: the final θ (seed averages are taken in decision space,
-        spec 003 §3.1.5) and the analytic front and attainable region the figures draw."""
+        docs/papers/003.md §3.1.5) and the analytic front and attainable region the figures draw."""
         return {"theta": np.asarray(theta, dtype=np.float64).reshape(-1),
                 "front": self.front_curve(), "region": self.feasible_boundary()}
 
 
 class VLMOP2Params(Params):
-    """VLMOP2 with a Tchebycheff preference (paper 003 §6.1, App. B.1; spec §3.1)."""
+    """VLMOP2 with a Tchebycheff preference (paper 003 §6.1, App. B.1; docs/papers/003.md §3.1)."""
 
     dim: int = Field(10, ge=1, description="d, the decision dimension (paper: 10)")
     pref: float | list[float] = Field(
@@ -248,5 +248,5 @@ class VLMOP2Params(Params):
                 "analytic Pareto front",
 )
 def make(data: GroupedData, params: dict) -> VLMOP2Problem:
-    """Build VLMOP2 (spec 003 §3.1.1) for preference w = (pref, 1 - pref) or pref = [w1, w2]."""
+    """Build VLMOP2 (§3.1.1) for preference w = (pref, 1 - pref) or pref = [w1, w2]."""
     return VLMOP2Problem(dim=params["dim"], pref=params["pref"], box_eps=params["box_eps"])

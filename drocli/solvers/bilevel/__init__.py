@@ -1,5 +1,5 @@
-"""drocli.solvers.bilevel: SVRB, RSVRB / RE-RSVRB (Guo, Hu, Zhang & Yang, spec 004 §2) and
-the baselines of its Appendix E (STABLE, TTSA, BSA, stocBiO, spec §3.4) on the
+"""drocli.solvers.bilevel: SVRB, RSVRB / RE-RSVRB (Guo, Hu, Zhang & Yang, docs/papers/004.md §2) and
+the baselines of its Appendix E (STABLE, TTSA, BSA, stocBiO, docs/papers/004.md §3.4) on the
 `bilevel_weights` problem. Shared glue: parameter models and the step schedules of E.1."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from drocli.registry import Params, auto
 
 
 class Batches(Params):
-    """Minibatch sizes of the single-loop methods (App. E.1: 32 / 32 [UNSPEC], spec §3.1)."""
+    """Minibatch sizes of the single-loop methods (App. E.1: 32 / 32 [UNSPEC], §3.1)."""
 
     batch: int = Field(32, ge=1, description="lower-level (training) minibatch per task "
                        "and iteration")
@@ -26,7 +26,7 @@ class StormSteps(Params):
                       "(App. E.1)")
     gamma: float = Field(1.0, gt=0, description="upper (x) step multiplier (tuned, "
                          "experiments/tuning/)")
-    nonneg: bool = Field(False, description="clip the weights p at 0 (spec P14; the figures "
+    nonneg: bool = Field(False, description="clip the weights p at 0 (P14; the figures "
                          "use true)")
 
 
@@ -40,7 +40,7 @@ class NeumannSteps(Params):
     tau0: float = Field(10.0, gt=0, description="lower (y) step multiplier (tuned)")
     L: float | None = auto("Neumann constant L (eta_N = 1 / L); auto: the problem's "
                            "smoothness L_g", legacy=0.0, gt=0)
-    nonneg: bool = Field(False, description="clip the weights p at 0 (spec P14)")
+    nonneg: bool = Field(False, description="clip the weights p at 0 (docs/papers/004.md P14)")
 
 
 def decay(t: int, c0: float, power: float) -> float:
@@ -49,7 +49,7 @@ def decay(t: int, c0: float, power: float) -> float:
 
 
 def clip_weights(p: np.ndarray, nonneg: bool) -> np.ndarray:
-    """p unchanged (the paper's unconstrained problem) or clipped at 0 (spec P14 flag)."""
+    """p unchanged (the paper's unconstrained problem) or clipped at 0 (P14 flag)."""
     return np.maximum(p, 0.0) if nonneg else p
 
 

@@ -1,11 +1,11 @@
-"""BSA (Ghadimi & Wang 2018), a baseline of Guo, Hu, Zhang & Yang (spec 004 §3.4 [RECON]):
+"""BSA (Ghadimi & Wang 2018), a baseline of Guo, Hu, Zhang & Yang (docs/papers/004.md §3.4 [RECON]):
 a double loop that warm-starts a few lower SGD steps per outer step, then moves p along a
 stochastic hypergradient whose Hessian inverse is a randomly truncated Neumann series.
 
 This module also holds the Neumann pieces the other baselines share (TTSA uses the same
 Ghadimi-Wang HIA, stocBiO its own series with the same cross-Jacobian product): the
 hypergradient h = -grad2_pw g(zeta0) @ HIA(grad_w f(xi)) (grad_p f = 0 here) is nonzero
-only on the rows of zeta0 (spec §3.2), so each step moves b weights per task.
+only on the rows of zeta0 (docs/papers/004.md §3.2), so each step moves b weights per task.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def lower_sgd(problem, rng, p, w, i: int, b: int, tau: float, steps: int) -> np.
 
 
 class BSAParams(Batches, NeumannSteps):
-    """BSA's parameters ([RECON] spec 004 §3.4 with App. E.1's step rule)."""
+    """BSA's parameters ([RECON] docs/papers/004.md §3.4 with App. E.1's step rule)."""
 
     N: int = Field(10, ge=1, description="Neumann terms of the Hessian inverse")
     inner_max: int = Field(10, ge=1, description="cap on the inner lower-level steps")
@@ -72,7 +72,7 @@ class BSAParams(Batches, NeumannSteps):
                 "inverse (Ghadimi & Wang 2018; baseline of Guo, Hu, Zhang & Yang, App. E)",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor):
-    """BSA (Ghadimi & Wang 2018), spec 004 §3.4 [RECON] with the E.1 step rule of App. E.1:
+    """BSA (Ghadimi & Wang 2018), §3.4 [RECON] with the E.1 step rule of App. E.1:
     at outer step t, eta_t = (t + c0)^(-1/2), every task i runs T_in = min(ceil(sqrt(t+1)),
     inner_max) warm-started lower SGD steps of tau0 eta_t^2, then forms its GW-HIA
     hypergradient h_i (N terms, L); p <- p - gamma eta_t sum_i h_i (E.2: all m tasks).

@@ -1,10 +1,10 @@
-"""RE-RSVRB: Algorithm 3 of Guo, Hu, Zhang & Yang (spec 004 §2.4), RSVRB restarted in stages
-with shrinking constant steps, the method of their E.2 (10 tasks per iteration).
+"""RE-RSVRB: Algorithm 3 of Guo, Hu, Zhang & Yang (docs/papers/004.md §2.4), RSVRB restarted in
+stages with shrinking constant steps, the method of their E.2 (10 tasks per iteration).
 
 Each stage k runs the RSVRB iteration of `rsvrb.run` (Algorithm 2, same estimators, sampling
 and sample cost) from the state the previous stage left (warm start of ALL state: x, y, the
 estimators, d), so the whole method is RSVRB with a stage-dependent step. Practical schedule
-[UNSPEC -> default, spec §2.4]: eta_1 given, T_1 = stage_iters, eta_{k+1} = eta_k / sqrt(2),
+[UNSPEC -> default, §2.4]: eta_1 given, T_1 = stage_iters, eta_{k+1} = eta_k / sqrt(2),
 T_{k+1} = 2 T_k, until the budget is used; tau_t = eta_k; beta = min(1, c_beta eta_k^2) for all
 estimators and d. Theorem 3's constants are not computable (pitfall 16).
 """
@@ -41,7 +41,7 @@ class RERSVRBParams(TaskSampling):
     c_beta: float = Field(10.0, gt=0, description="STORM weight min(1, c_beta eta^2)")
     gamma: float = Field(1.0, gt=0, description="upper (x) step multiplier")
     tau: float = Field(0.5, gt=0, description="lower (y) step multiplier")
-    nonneg: bool = Field(False, description="clip the weights p at 0 (spec P14)")
+    nonneg: bool = Field(False, description="clip the weights p at 0 (docs/papers/004.md P14)")
 
 
 @registry.solver(
@@ -53,7 +53,7 @@ class RERSVRBParams(TaskSampling):
                 "(Guo, Hu, Zhang & Yang, Algorithm 3)",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor):
-    """RE-RSVRB, Guo, Hu, Zhang & Yang, Algorithm 3 (spec 004 §2.4 practical schedule): the
+    """RE-RSVRB, Guo, Hu, Zhang & Yang, Algorithm 3 (§2.4 practical schedule): the
     RSVRB iteration (Algorithm 2, tasks_per_iter tasks scaled by m/S, d over tasks_d uniform
     tasks, lazy H [RECON]) with constant steps per stage, eta_1 = eta1, T_1 = stage_iters,
     eta / sqrt(2) and T x 2 per stage, warm start of all state; x step eta_k gamma d, y step

@@ -1,9 +1,9 @@
-"""RSVRB: Algorithm 2 of Guo, Hu, Zhang & Yang (spec 004 §2.3), m lower problems, in the
-mini-batch-of-tasks form of their E.2 [RECON, spec §2.3 "Mini-batch-of-tasks version"].
+"""RSVRB: Algorithm 2 of Guo, Hu, Zhang & Yang (docs/papers/004.md §2.3), m lower problems, in the
+mini-batch-of-tasks form of their E.2 [RECON, §2.3 "Mini-batch-of-tasks version"].
 
-Per task i the SVRB estimators of Algorithm 1 (spec §2.2): G_i (the paper's w_i, grad_w g_i),
-v_i (grad_w f_i), the cross Jacobian diag(alpha_i) X~ (V_i, structured storage, spec §3.2) and
-the Hessian H_i >= lam I; u_i = grad_p f_i = 0. Each iteration:
+Per task i the SVRB estimators of Algorithm 1 (§2.2): G_i (the paper's w_i, grad_w g_i),
+v_i (grad_w f_i), the cross Jacobian diag(alpha_i) X~ (V_i, structured storage, §3.2) and the
+Hessian H_i >= lam I; u_i = grad_p f_i = 0. Each iteration:
   * RC-STORM (steps 4-8): a set I_t of S tasks, uniform without replacement; each sampled task
     draws one lower and one upper batch, evaluated at the current and the previous point, and
     its increments are scaled by 1/pi_i = m/S (pi_i = S/m, the inclusion probability); every
@@ -13,13 +13,13 @@ the Hessian H_i >= lam I; u_i = grad_p f_i = 0. Each iteration:
     independent of I_t];
   * x step p <- p - eta_t gamma d (step 14), y step W_i <- W_i - tau_t tau G_i for ALL tasks
     (step 15, ball projection inactive).
-Bookkeeping (spec §2.3 "Simplest exact alternative" [RECON]): the (1 - beta) scalings of G, v,
+Bookkeeping (§2.3 "Simplest exact alternative" [RECON]): the (1 - beta) scalings of G, v,
 alpha are applied densely; H_i is lazy: the matrix at its last touch and the product c of the
 (1 - beta) factors since, materialised as S^l_lam[c H_i] when task i is in I_t or J_t (exact by
 the composition identity S^l[c_k ... S^l[c_1 H]] = S^l[(c_1 ... c_k) H] for H >= lam I).
 Memory: m D^2 doubles for the H_i (pitfall 17).
 
-Start-up as SVRB (spec §2.2 clean version, proof of Theorem 2): plain estimates on init_batch x
+Start-up as SVRB (§2.2 clean version, proof of Theorem 2): plain estimates on init_batch x
 the batches at (p_0, W_0) for ALL m tasks, d_0 = (1/m) sum_i z_{i,0}, one plain step.
 Samples: m init_batch (batch + batch_val) once, then S (batch + batch_val) per iteration.
 """
@@ -106,8 +106,8 @@ def sizes(problem, params: dict) -> tuple[int, int, int, int, int]:
 
 def run(problem, params: dict, rng: np.random.Generator, monitor, schedule, gamma: float,
         tau: float):
-    """The RSVRB iteration (Algorithm 2, order of operations of spec §2.3) with the step
-    schedule `schedule(t) -> (eta_t, tau_t, beta_t)` (RSVRB: E.1 decay; RE-RSVRB: stages)."""
+    """The RSVRB iteration (Algorithm 2, order of operations of docs/papers/004.md §2.3) with the
+    step schedule `schedule(t) -> (eta_t, tau_t, beta_t)` (RSVRB: E.1 decay; RE-RSVRB: stages)."""
     b, bv, b0, S, Sd = sizes(problem, params)
     nonneg = params["nonneg"]
     m = problem.m
@@ -143,7 +143,7 @@ def run(problem, params: dict, rng: np.random.Generator, monitor, schedule, gamm
 
 
 class TaskSampling(Batches):
-    """Batches and task sampling of RSVRB / RE-RSVRB (Algorithms 2-3; spec 004 §2.3-2.4)."""
+    """Batches and task sampling of RSVRB / RE-RSVRB (Algorithms 2-3; §2.3-2.4)."""
 
     init_batch: int = Field(4, ge=1, description="start-up estimates on init_batch x the "
                             "batches")
@@ -168,7 +168,7 @@ class RSVRBParams(TaskSampling, StormSteps):
                 "(Guo, Hu, Zhang & Yang, Algorithm 2)",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor):
-    """RSVRB, Guo, Hu, Zhang & Yang, Algorithm 2 (spec 004 §2.3), E.1-like schedules:
+    """RSVRB, Guo, Hu, Zhang & Yang, Algorithm 2 (docs/papers/004.md §2.3), E.1-like schedules:
     eta_t = tau_t = (t + c0)^(-1/3), one STORM weight beta_t = min(1, beta eta_t^2) for all
     estimators and d; x step eta_t gamma d, y step tau_t tau G_i. [RECON] tasks_per_iter
     tasks per iteration scaled by m/S, d over tasks_d (0: = tasks_per_iter) uniform tasks,

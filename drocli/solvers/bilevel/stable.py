@@ -1,10 +1,10 @@
-"""STABLE (Chen, Sun, Xiao & Yin 2021), a baseline of Guo, Hu, Zhang & Yang (spec 004 §3.4
+"""STABLE (Chen, Sun, Xiao & Yin 2021), a baseline of Guo, Hu, Zhang & Yang (docs/papers/004.md §3.4
 [RECON]): single loop, single time scale. Like SVRB it keeps STORM estimates of the lower
-Hessian Hyy (projected onto {H >= lam I}, solved exactly, spec §1.6) and of the cross
+Hessian Hyy (projected onto {H >= lam I}, solved exactly, docs/papers/004.md §1.6) and of the cross
 Jacobian Hxy, but uses plain minibatch gradients, and its lower step carries the correction
 -Hyy^{-1} Hxy^T (p_{k+1} - p_k) that follows w*(p) along the p step.
 
-Hxy is stored as diag(alpha) X~ (spec §3.2): Hxy q = alpha * (X~ q), Hxy^T d = X~^T (alpha d).
+Hxy is stored as diag(alpha) X~ (§3.2): Hxy q = alpha * (X~ q), Hxy^T d = X~^T (alpha d).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from drocli.solvers.bilevel import Batches, StormSteps, clip_weights, decay, sto
 
 
 class STABLEParams(Batches, StormSteps):
-    """STABLE's parameters ([RECON] spec 004 §3.4 with App. E.1's schedules)."""
+    """STABLE's parameters ([RECON] docs/papers/004.md §3.4 with App. E.1's schedules)."""
 
     init_batch: int = Field(4, ge=1, description="start-up estimates on init_batch x the "
                             "batches")
@@ -34,7 +34,7 @@ class STABLEParams(Batches, StormSteps):
                 "Jacobian estimates (Chen et al. 2021; baseline of Guo, Hu, Zhang & Yang)",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor):
-    """STABLE (Chen, Sun, Xiao & Yin 2021), spec 004 §3.4 [RECON] with the E.1 step rule of
+    """STABLE (Chen, Sun, Xiao & Yin 2021), §3.4 [RECON] with the E.1 step rule of
     App. E.1: eta_k = (k + c0)^(-1/2), x step gamma eta_k, lower step tau0 eta_k, STORM
     weight b_k = min(1, beta eta_k^2). Per iteration and task i: h_i = -Hxy_i Hyy_i^{-1}
     grad_w f_i(b_val-batch); p <- p - gamma eta_k sum_i h_i; w_i <- w_i - tau_k grad_w g_i

@@ -1,4 +1,4 @@
-"""stocBiO (Ji, Yang & Liang 2021), a baseline of Guo, Hu, Zhang & Yang (spec 004 §3.4
+"""stocBiO (Ji, Yang & Liang 2021), a baseline of Guo, Hu, Zhang & Yang (docs/papers/004.md §3.4
 [RECON]): a double loop with large batches, `inner` warm-started lower SGD steps per outer
 step, then a hypergradient whose Hessian inverse is stocBiO's deterministic-length Neumann
 series eta_N sum_{q=0..Q} prod (I - eta_N H_q) vec on Q fresh large batches."""
@@ -28,7 +28,7 @@ def neumann_stocbio(hvp, vec: np.ndarray, Q: int, eta: float) -> np.ndarray:
 
 
 class StocBiOParams(NeumannSteps):
-    """stocBiO's parameters ([RECON] spec 004 §3.4 with App. E.1's step rule)."""
+    """stocBiO's parameters ([RECON] docs/papers/004.md §3.4 with App. E.1's step rule)."""
 
     batch_big: int = Field(128, ge=1, description="the large minibatch of every estimate")
     inner: int = Field(10, ge=1, description="inner lower-level steps per outer step")
@@ -44,7 +44,7 @@ class StocBiOParams(NeumannSteps):
                 "Hessian inverse (Ji, Yang & Liang 2021; baseline of Guo, Hu, Zhang & Yang)",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor):
-    """stocBiO (Ji, Yang & Liang 2021), spec 004 §3.4 [RECON] with the E.1 step rule of
+    """stocBiO (Ji, Yang & Liang 2021), docs/papers/004.md §3.4 [RECON] with the E.1 step rule of
     App. E.1: at outer step t, eta_t = (t + c0)^(-1/2), every task i runs `inner` warm-started
     lower SGD steps of tau0 eta_t^2 on batches S (|S| = batch_big), then h_i = -grad2_pw g(D_G)
     @ HIA(grad_w f(D_F)) with the stocBiO HIA (Q batches B_q, eta_N = 1/L), all of size

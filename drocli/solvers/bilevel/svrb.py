@@ -1,11 +1,11 @@
-"""SVRB: Algorithm 1 of Guo, Hu, Zhang & Yang (spec 004 §2.2, clean 0-indexed version), with
-the settings of their Appendix E.1 (eta_t = tau_t = (t + c0)^(-1/3), one common STORM weight
+"""SVRB: Algorithm 1 of Guo, Hu, Zhang & Yang (docs/papers/004.md §2.2, clean 0-indexed version),
+with the settings of their Appendix E.1 (eta_t = tau_t = (t + c0)^(-1/3), one common STORM weight
 beta_t = min(1, beta eta_t^2) for all estimators, H^{-1} v from the projected estimate).
 
 STORM (Lemma 8) on the lower gradient w, the Hessian H (projected onto {H >= lam I} every
 iteration, P5), the cross Jacobian V and the upper gradient v, each on ONE batch evaluated
 at the current and the previous point (P2: the previous p too); u = grad_p f = 0 here.
-V is kept in the structured form diag(alpha) X~ (spec §3.2), so its spectral-ball projection
+V is kept in the structured form diag(alpha) X~ (§3.2), so its spectral-ball projection
 is inactive (C_gxy = inf, P6). The hypergradient z = -V H^{-1} v is an n-vector: every
 weight p_j moves each iteration.
 """
@@ -23,14 +23,14 @@ from drocli.solvers.bilevel import Batches, StormSteps, clip_weights, decay, sto
 
 
 class SVRBParams(Batches, StormSteps):
-    """SVRB's parameters (Algorithm 1 with App. E.1's schedules; spec 004 §2.2, §3.1)."""
+    """SVRB's parameters (Algorithm 1 with App. E.1's schedules; docs/papers/004.md §2.2, §3.1)."""
 
     init_batch: int = Field(4, ge=1, description="start-up estimates on init_batch x the "
                             "batches (P1)")
     beta: float = Field(10.0, gt=0, description="STORM weight min(1, beta eta_t^2)")
     tau: float = Field(1.0, gt=0, description="lower (y) step multiplier")
     C_fy: float | None = auto("radius of the projection of v; auto: inactive (infinite, "
-                              "spec §3.1)", legacy=0.0, gt=0)
+                              "docs/papers/004.md §3.1)", legacy=0.0, gt=0)
 
 
 @registry.solver(
@@ -41,7 +41,7 @@ class SVRBParams(Batches, StormSteps):
                 "estimate (Guo, Hu, Zhang & Yang, Algorithm 1)",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor):
-    """SVRB, Guo, Hu, Zhang & Yang, Algorithm 1 (spec 004 §2.2) with App. E.1's schedules:
+    """SVRB, Guo, Hu, Zhang & Yang, Algorithm 1 (docs/papers/004.md §2.2) with App. E.1's schedules:
     x step eta_t gamma z, y step tau_t tau w, eta_t = tau_t = (t + c0)^(-1/3), STORM weight
     min(1, beta eta_t^2); start-up estimates on init_batch x the batches (P1); C_fy > 0
     projects v onto that ball (0: inactive). Single task

@@ -1,4 +1,4 @@
-"""TTSA (Hong, Wai, Wang & Yang 2020), a baseline of Guo, Hu, Zhang & Yang (spec 004 §3.4
+"""TTSA (Hong, Wai, Wang & Yang 2020), a baseline of Guo, Hu, Zhang & Yang (docs/papers/004.md §3.4
 [RECON]): single loop, one lower SGD step then one p step along the Ghadimi-Wang Neumann
 hypergradient at the new lower iterate.
 
@@ -30,7 +30,7 @@ def step_sizes(t: int, c0: float, gamma: float, tau0: float, steps: str) -> tupl
 
 
 class TTSAParams(Batches, NeumannSteps):
-    """TTSA's parameters ([RECON] spec 004 §3.4 with App. E.1's step rule)."""
+    """TTSA's parameters ([RECON] docs/papers/004.md §3.4 with App. E.1's step rule)."""
 
     N: int = Field(10, ge=1, description="Neumann terms of the Hessian inverse (k ~ U{0..N-1})")
     steps: Literal["literal", "theory"] = Field(
@@ -46,7 +46,7 @@ class TTSAParams(Batches, NeumannSteps):
                 "Hessian inverse (Hong et al. 2020; baseline of Guo, Hu, Zhang & Yang, App. E)",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor):
-    """TTSA (Hong et al. 2020), spec 004 §3.4 [RECON] with the E.1 step rule of App. E.1
+    """TTSA (Hong et al. 2020), docs/papers/004.md §3.4 [RECON] with the E.1 step rule of App. E.1
     (steps: literal, which reverses TTSA's time scales; steps: theory for TTSA's own). Per
     iteration and task i: w_i <- w_i - tau_t grad_w g_i(p, w_i; b-batch), then the GW-HIA
     hypergradient h_i(p, w_i) (N terms, L); p <- p - eta_t sum_i h_i (E.2: all m tasks).

@@ -1,6 +1,6 @@
 """AL-SVRE: Accelerated Loopless Stochastic Variance-Reduced Extragradient (Luo, Xie, Zhang &
 Zhang 2021, arXiv:2106.01761), the GDRO baseline of Yu et al. 2024 -- a RECONSTRUCTION
-(spec 000 §3.3 [RECON]; the paper gives no update rule or setting):
+(docs/papers/000.md §3.3 [RECON]; the paper gives no update rule or setting):
 
 Catalyst (Lin et al. 2015) on the w-block, with a loopless variance-reduced extragradient
 (MPVR-type mirror prox) inner solver:
@@ -22,7 +22,7 @@ Catalyst (Lin et al. 2015) on the w-block, with a loopless variance-reduced extr
   output: the last outer iterate (w_T, q_T)
 
 The entropic (KL) geometry is used on q, as for the other solvers. Every choice here is a
-[DEFAULT] of the reconstruction (spec §3.3).
+[DEFAULT] of the reconstruction (docs/papers/000.md §3.3).
 """
 
 from __future__ import annotations
@@ -44,27 +44,27 @@ from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 class ALSVREParams(Params):
-    """AL-SVRE's parameters (reconstruction, spec 000 §3.3; tuned steps in the specs)."""
+    """AL-SVRE's parameters (reconstruction, docs/papers/000.md §3.3; tuned steps in the specs)."""
 
     gamma_w: float = Field(0.001, gt=0, description="inner " + GAMMA_W)
     gamma_q: float = Field(0.001, ge=0, description="inner " + GAMMA_Q)
     beta: float = Field(0.01, ge=0, description="Catalyst prox weight on w ([DEFAULT] "
-                        "spec §3.3; sweep in docs/reproduction.md)")
-    lam: float = Field(0.0, ge=0, description="extra regulariser ([DEFAULT] spec §3.3: 0)")
-    K_in: int | None = auto("inner iterations; auto: K_in = N ([DEFAULT] spec §3.3)", ge=1)
-    p: float | None = auto("snapshot refresh probability; auto: 1/N ([DEFAULT] spec §3.3)",
+                        "docs/papers/000.md §3.3; sweep in docs/reproduction.md)")
+    lam: float = Field(0.0, ge=0, description="extra regulariser ([DEFAULT] §3.3: 0)")
+    K_in: int | None = auto("inner iterations; auto: K_in = N ([DEFAULT] §3.3)", ge=1)
+    p: float | None = auto("snapshot refresh probability; auto: 1/N ([DEFAULT] §3.3)",
                            legacy=0.0, gt=0, le=1)
-    alpha: float | None = auto("snapshot anchor weight; auto: p ([DEFAULT] spec §3.3)",
+    alpha: float | None = auto("snapshot anchor weight; auto: p ([DEFAULT] §3.3)",
                                legacy=0.0, gt=0, le=1)
     sampling: Literal["importance", "uniform"] = Field(
         "importance", description="inner step sampling as MPVR: importance = Option II "
-        "[DEFAULT] spec §3.3; uniform = Option I")
+        "[DEFAULT] docs/papers/000.md §3.3; uniform = Option I")
     inner_output: Literal["average", "last"] = Field(
         "average", description="inner solver output: mean of the half points [DEFAULT] "
-        "spec §3.3, or the last one")
+        "docs/papers/000.md §3.3, or the last one")
     eta: float | None = auto(ETA, legacy=0.0, gt=0)
     eval_point: Literal["output", "last"] = Field(
-        "output", description="output = the last outer iterate [DEFAULT] spec §4.1; last = the "
+        "output", description="output = the last outer iterate [DEFAULT] §4.1; last = the "
             "inner iterate")
 
 
@@ -76,7 +76,7 @@ class ALSVREParams(Params):
                 "extragradient inner solver",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
-    """AL-SVRE reconstruction (spec 000 §3.3); returns the last outer iterate (W, q)."""
+    """AL-SVRE reconstruction (docs/papers/000.md §3.3); returns the last outer iterate (W, q)."""
     sampling = params["sampling"]
     inner_output = params["inner_output"]
     eval_point = params["eval_point"]

@@ -1,7 +1,7 @@
 """ALEG: Yu, Cai, Jiang & Zhang (ICML 2024), "Efficient Algorithms for Empirical Group
 Distributionally Robust Optimization and Beyond", Algorithm 1 ("Variance-Reduced Stochastic
 Mirror Prox for Empirical GDRO"), eqs. (14)-(22), in the implementable coordinates of
-spec 000 §2.4:
+docs/papers/000.md §2.4:
 
   z_0 = (0, uniform); epoch -1 trajectory = z_0 (so the epoch-0 snapshot is z_0)
   for s = 0, 1, ...:
@@ -14,7 +14,7 @@ spec 000 §2.4:
           z_{k+1}   = prox step with g, same anchors (21)
   output: eta-weighted mean of the half points z_{k+1/2} (22)
 
-Effective steps are decoupled (spec §2.5): gamma_w (w-block) and gamma_q (q-block, entropic),
+Effective steps are decoupled (§2.5): gamma_w (w-block) and gamma_q (q-block, entropic),
 both multiplied by the schedule factor h_s; the output weights are h_s (proportional to eta).
 """
 
@@ -32,25 +32,25 @@ from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 class ALEGParams(Params):
-    """ALEG's parameters (spec 000 §2.5; steps tuned by §4.1; tuned values in the specs)."""
+    """ALEG's parameters (§2.5; steps tuned by §4.1; tuned values in the specs)."""
 
     gamma_w: float = Field(0.01, gt=0, description=GAMMA_W)
     gamma_q: float = Field(0.1, ge=0, description=GAMMA_Q)
     schedule: Literal["decay", "constant"] = Field(
         "decay", description="step factor h_s: decay = max(sqrt(0.05), 1/sqrt(s+1)) "
-        "[DEFAULT] spec §2.5; constant = 1")
+        "[DEFAULT] docs/papers/000.md §2.5; constant = 1")
     K: int | None = auto("inner iterations per epoch; auto: K = n_bar (Cor. 4.6 / Thm 5.2, "
-                         "[DEFAULT] spec §2.5)", ge=1)
+                         "[DEFAULT] docs/papers/000.md §2.5)", ge=1)
     alpha: float | None = auto("snapshot weight in the prox anchors; auto: 1/K (Thm 4.4, "
-                               "[DEFAULT] spec §2.5)", legacy=0.0, gt=0, le=1)
+                               "[DEFAULT] docs/papers/000.md §2.5)", legacy=0.0, gt=0, le=1)
     eta: float | None = auto(ETA, legacy=0.0, gt=0)
     eval_point: Literal["output", "last"] = Field(
-        "output", description="output = the eta-weighted mean (22) [DEFAULT] spec §4.1; "
+        "output", description="output = the eta-weighted mean (22) [DEFAULT] §4.1; "
         "last = the last iterate")
 
 
 def schedule_factor(schedule: str, s: int) -> float:
-    """h_s: 'decay' = max(sqrt(0.05), 1/sqrt(s+1)) (spec §2.5 [DEFAULT]); 'constant' = 1."""
+    """h_s: 'decay' = max(sqrt(0.05), 1/sqrt(s+1)) (§2.5 [DEFAULT]); 'constant' = 1."""
     if schedule == "constant":
         return 1.0
     return max(math.sqrt(0.05), 1.0 / math.sqrt(s + 1.0))

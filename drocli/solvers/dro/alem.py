@@ -1,6 +1,6 @@
 """ALEM: Yu, Cai, Jiang & Zhang (ICML 2024), "Efficient Algorithms for Empirical Group
 Distributionally Robust Optimization and Beyond", Algorithm 2 (two-stage ALEG for empirical
-MERO), spec 000 §2.7-§2.8:
+MERO), docs/papers/000.md §2.7-§2.8:
 
   Stage 1, for each group i (budget stage1_epochs * n_i of the run's gradient evaluations):
       wbar_i   = ALEG on R_i alone (m = 1: the q-block drops out, §2.7): S_1 epochs of
@@ -12,9 +12,9 @@ MERO), spec 000 §2.7-§2.8:
   Output: stage 2's eta-weighted output (22).
 
 Stage-1 cost is counted and the monitor is first called after stage 1, so MERO curves start at
-the stage-1 cost (spec pitfall 13). S_1 = floor((b_i - n_i) / (n_i + 2 K_i)) with
-b_i = stage1_epochs * n_i (spec §4.4: K_i = n_i gives S_1 = 3 and exactly 10 n_i at the
-default 10 epochs); if not even one epoch fits, K_i shrinks to fit one.
+the stage-1 cost (docs/papers/000.md pitfall 13). S_1 = floor((b_i - n_i) / (n_i + 2 K_i)) with
+b_i = stage1_epochs * n_i (§4.4: K_i = n_i gives S_1 = 3 and exactly 10 n_i at the default 10
+epochs); if not even one epoch fits, K_i shrinks to fit one.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 def stage1_budgets(problem, monitor, stage1_epochs: float) -> np.ndarray:
     """Per-group stage-1 budgets b_i proportional to n_i, summing to stage1_epochs * N but
     never more than half of the run's budget (so that a short run still has a stage 2;
-    [DEFAULT] spec §4.4). Shared by ALEM, ERMEG and TSA."""
+    [DEFAULT] docs/papers/000.md §4.4). Shared by ALEM, ERMEG and TSA."""
     total = min(float(stage1_epochs) * problem.N, 0.5 * monitor.budget)
     return np.floor(total * problem.n_i / problem.N).astype(np.int64)
 
@@ -51,27 +51,27 @@ def stage1_plan(n_i: int, K_i: int, b_i: int) -> tuple[int, int]:
 
 
 class ALEMParams(Params):
-    """ALEM's parameters (spec 000 §2.5-2.8; steps tuned on the MERO sweep; values in the specs)."""
+    """ALEM's parameters (§2.5-2.8; steps tuned on the MERO sweep; values in the specs)."""
 
     gamma_w: float = Field(0.01, gt=0, description="stage-2 " + GAMMA_W)
     gamma_q: float = Field(0.0316, ge=0, description="stage-2 " + GAMMA_Q)
     gamma_1: float = Field(0.01, gt=0, description="stage-1 step of ALEG(m=1) ([DEFAULT] "
-                           "spec §2.7/§4.1; MERO sweep)")
+                           "docs/papers/000.md §2.7/§4.1; MERO sweep)")
     schedule: Literal["decay", "constant"] = Field(
         "decay", description="h_s = max(sqrt(0.05), 1/sqrt(s+1)) in both stages (epoch count "
-        "restarts in stage 2) [DEFAULT] spec §2.5; constant = 1")
+        "restarts in stage 2) [DEFAULT] docs/papers/000.md §2.5; constant = 1")
     K: int | None = auto("stage-2 inner iterations; auto: K = n_bar (Thm 5.3, [DEFAULT] "
-                         "spec §2.5)", ge=1)
+                         "docs/papers/000.md §2.5)", ge=1)
     alpha: float | None = auto("snapshot weight; auto: 1/K in both stages ([DEFAULT] "
-                               "spec §2.5)", legacy=0.0, gt=0, le=1)
+                               "docs/papers/000.md §2.5)", legacy=0.0, gt=0, le=1)
     eta: float | None = auto(ETA, legacy=0.0, gt=0)
     stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
-                                 "split by n_i ([DEFAULT] spec §4.4: 10)")
+                                 "split by n_i ([DEFAULT] docs/papers/000.md §4.4: 10)")
     stage1_K: Literal["n_i", "nbar"] = Field(
-        "n_i", description="stage-1 inner iterations K_i = n_i [DEFAULT] spec §2.8; nbar: "
+        "n_i", description="stage-1 inner iterations K_i = n_i [DEFAULT] §2.8; nbar: "
         "the paper's K = n_bar")
     eval_point: Literal["output", "last"] = Field(
-        "output", description="output = stage 2's eta-weighted output (22) [DEFAULT] spec §4.1; "
+        "output", description="output = stage 2's eta-weighted output (22) [DEFAULT] §4.1; "
             "last = the last iterate")
 
 

@@ -1,6 +1,6 @@
 """ERMEG: Agarwal & Zhang (COLT 2022), "Minimax Regret Optimization for Robust Machine
 Learning under Distribution Shift", Section 6 -- exponentiated gradient on q against an ERM
-oracle for w -- as the empirical-MERO baseline of Yu et al. 2024 (spec 000 §3.4).
+oracle for w -- as the empirical-MERO baseline of Yu et al. 2024 (docs/papers/000.md §3.4).
 Reconstruction ([RECON]: the papers give no implementable oracle or step sizes):
 
   Stage 1, for each group i (budget b_i = stage1_epochs * n_i):
@@ -17,7 +17,7 @@ Reconstruction ([RECON]: the papers give no implementable oracle or step sizes):
 
 The ERM oracle is `drocli.ops.erm.fista` fed with the problem's COUNTED oracles, so its
 cost is measured, not claimed; the monitor is called after every counted pass (first after
-stage 1, spec pitfall 13) and reports the average of the completed rounds. L_i =
+stage 1, docs/papers/000.md pitfall 13) and reports the average of the completed rounds. L_i =
 lambda_max(X_i^T X_i) / (4 n_i) (logistic; / (2 n_i) softmax) is a data constant computed
 with the problem (not a gradient evaluation).
 """
@@ -59,18 +59,18 @@ def stage1(problem, budgets, L, restart: bool = True) -> np.ndarray:
 
 
 class ERMEGParams(Params):
-    """ERMEG's parameters (reconstruction, spec 000 §3.4; MERO sweep; values in the specs)."""
+    """ERMEG's parameters (reconstruction, §3.4; MERO sweep; values in the specs)."""
 
     gamma_q: float = Field(31.6, ge=0, description="Hedge step on q ([DEFAULT] spec "
                            "§3.4/§4.1; MERO sweep)")
-    E: int = Field(1, ge=1, description="FISTA steps of the ERM oracle per round (spec §3.4 "
+    E: int = Field(1, ge=1, description="FISTA steps of the ERM oracle per round (§3.4 "
                    "proposes 20; the MERO sweep picks 1: E = 20 completes no round in 10 N)")
     stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
-                                 "split by n_i ([DEFAULT] spec §4.4: 10)")
+                                 "split by n_i ([DEFAULT] docs/papers/000.md §4.4: 10)")
     restart: bool = Field(True, description="FISTA with gradient restart ([DEFAULT] "
-                          "spec §4.1)")
+                          "docs/papers/000.md §4.1)")
     eval_point: Literal["output", "last"] = Field(
-        "output", description="output = the running average [DEFAULT] spec §4.1; last = w_t")
+        "output", description="output = the running average [DEFAULT] §4.1; last = w_t")
 
 
 @registry.solver(
@@ -81,7 +81,7 @@ class ERMEGParams(Params):
                 "FISTA ERM oracle on sum_i q_i R_i",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
-    """ERMEG (Agarwal & Zhang 2022, §6; reconstruction of spec 000 §3.4); returns (W, q)."""
+    """ERMEG (Agarwal & Zhang 2022, §6; reconstruction of §3.4); returns (W, q)."""
     eval_point = params["eval_point"]
     gamma_q = float(params["gamma_q"])
     E = int(params["E"])

@@ -5,7 +5,7 @@ The kernels take named bundles (numba handles NamedTuples of arrays and scalars;
 fields change in place): `GroupData` (the problem), the solver's state and accumulators,
 its scratch buffers and its steps. Conventions of `drocli.ops.rows`: X (N, d) float32 rows
 sorted by group, W (d, k) kept FLAT, q kept as log-probabilities `lq`, every per-sample
-gradient or loss counted in `counter[0]` inside the kernel (spec 000 §2.6); no allocation
+gradient or loss counted in `counter[0]` inside the kernel (docs/papers/000.md §2.6); no allocation
 inside the loops, no fastmath.
 """
 
@@ -66,7 +66,7 @@ def smd_state(D: int, m: int, k: int, lq: np.ndarray) -> tuple[SMDState, SMDScra
 
 
 # ------------------------------------------------------------------------------------------
-# SMD with group sampling (spec 000 §3.1)
+# SMD with group sampling (docs/papers/000.md §3.1)
 # ------------------------------------------------------------------------------------------
 @njit(cache=True)
 def smd_chunk(data, rows, hs, st, gamma_w, gamma_q, counter, sc):
@@ -115,7 +115,8 @@ def smd_chunk(data, rows, hs, st, gamma_w, gamma_q, counter, sc):
 # AL-SVRE's inner solver (single sample + Catalyst prox term)
 # ------------------------------------------------------------------------------------------
 class VRSnapshot(NamedTuple):
-    """The snapshot of an epoch (spec 000 eqs. (14)-(16)): mirror anchors and full pass."""
+    """The snapshot of an epoch (docs/papers/000.md eqs. (14)-(16)): mirror anchors and full
+    pass."""
 
     wbar: np.ndarray       # (D,) mirror snapshot of w (= the snapshot, Euclidean)
     Lbar: np.ndarray       # (m,) mirror snapshot of q (mean of the log q_k)
@@ -163,7 +164,7 @@ class VRScratch(NamedTuple):
 def vr_prox_chunk(data, rows, grps, scale_g, snap, gw_half, it, st, counter, sc):
     """Run rows.shape[0] inner iterations of variance-reduced stochastic mirror prox in place.
 
-    One iteration (spec 000 §2.4; ALEG eqs. (17)-(21), MPVR Algorithm 3), a = st.a:
+    One iteration (docs/papers/000.md §2.4; ALEG eqs. (17)-(21), MPVR Algorithm 3), a = st.a:
       w_h  = Proj( a*wbar + (1-a)*w - gamma_w*gw_half )                   # eq. (17), w-block
       lq_h = normalize( a*Lbar + (1-a)*lq + gamma_q*r_full )              # eq. (17), q-block
       for each drawn pair (row, group i) with scale c = scale_g[i]:       # eqs. (18)-(20)
@@ -175,7 +176,7 @@ def vr_prox_chunk(data, rows, grps, scale_g, snap, gw_half, it, st, counter, sc)
       out += h*(w_h, q_h); acc += a*(w, q, lq)                             # eqs. (22), (14)-(15)
     The snapshot terms l(w_s; row), grad l(w_s; row) = x_row * snap_ds[row] are read from the
     full pass at the snapshot (same samples as the half point: pitfall 4); both evaluations
-    are counted (2 per drawn sample, spec §2.6).
+    are counted (2 per drawn sample, docs/papers/000.md §2.6).
     it.sums = [sum of h, sum of a]. The w-update is applied without forming g_w:
     w <- a*wbar + (1-a)*w - gamma_w*gw_full, then the prox and per-sample terms are added.
     """

@@ -1,9 +1,9 @@
 """State and helpers shared by the variance-reduced mirror-prox GDRO solvers (ALEG, MPVR,
 AL-SVRE's inner solver), plus a pure-numpy reference of one ALEG inner step for tests.
 
-Coordinates (spec 000 §2.4): W (d, k) float64 kept FLAT for the kernels, q kept as normalised
-log-probabilities lq. The prox anchors are the mirror snapshot (wbar, Lbar) with weight a and
-the current iterate with weight 1 - a. Two q snapshots are kept apart (pitfall 2): q_s, the
+Coordinates (docs/papers/000.md §2.4): W (d, k) float64 kept FLAT for the kernels, q kept as
+normalised log-probabilities lq. The prox anchors are the mirror snapshot (wbar, Lbar) with weight a
+and the current iterate with weight 1 - a. Two q snapshots are kept apart (pitfall 2): q_s, the
 arithmetic mean of the q_k (used in the full gradient and the control variate), and Lbar, the
 mean of the log q_k (the mirror snapshot, used as the prox anchor).
 """
@@ -28,11 +28,11 @@ from drocli.solvers.dro.kernels import (
 
 
 def effective_steps(params: dict, problem) -> tuple[float, float]:
-    """(gamma_w, gamma_q): the decoupled effective steps of spec 000 §2.5.
+    """(gamma_w, gamma_q): the decoupled effective steps of docs/papers/000.md §2.5.
 
     If params["eta"] is set (> 0, checked by the solver's model), use the coupled theory
     geometry instead:
-    gamma_w = 2 D_w^2 eta = R^2 eta and gamma_q = 2 ln(m) eta (spec §1.4).
+    gamma_w = 2 D_w^2 eta = R^2 eta and gamma_q = 2 ln(m) eta (docs/papers/000.md §1.4).
     """
     eta = float(params.get("eta") or 0.0)
     if eta > 0:
@@ -168,7 +168,7 @@ class VRState:
 
 def vr_step_reference(X, y, loss, rows, grps, scale_g, w, lq, wbar, Lbar, w_s, q_s, gw_full,
                       r_full, a, gamma_w, gamma_q, radius):
-    """Pure-numpy reference of ONE inner iteration of ALEG / MPVR (spec 000 §2.4).
+    """Pure-numpy reference of ONE inner iteration of ALEG / MPVR (docs/papers/000.md §2.4).
 
     Evaluates the snapshot terms directly at w_s (no cached snapshot arrays), so it also
     checks the kernel's caching. w, wbar, w_s, gw_full are (d, k); rows/grps are the drawn

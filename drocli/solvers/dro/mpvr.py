@@ -1,5 +1,5 @@
 """MPVR: Mirror Prox with Variance Reduction (Alacaoglu & Malitsky, COLT 2022) applied to
-empirical GDRO as in Yu et al. 2024, Appendix C, Algorithm 3 (spec 000 §2.9, §3.2).
+empirical GDRO as in Yu et al. 2024, Appendix C, Algorithm 3 (docs/papers/000.md §2.9, §3.2).
 
 The GDRO objective is flattened into one finite sum over the N samples (85)-(87); each inner
 iteration draws ONE sample:
@@ -7,7 +7,7 @@ iteration draws ONE sample:
       grad F(z; xi) = ( m q_i grad l(w; xi_ij) ; -m l(w; xi_ij) e_i )
   Option I "uniform" (eqs. (88)-(89)): l ~ U[N], c = N / n_{g(l)};
       grad F(z; xi) = ( c q_i grad l(w; xi_l) ; -c l(w; xi_l) e_i )
-The epoch structure is that of Algorithm 3 implemented like ALEG ([RECON] spec §2.9): the
+The epoch structure is that of Algorithm 3 implemented like ALEG ([RECON] §2.9): the
 snapshot and the full gradient are computed at the start of each epoch, the snapshot is the
 mean of z_1..z_K of the previous epoch (epoch 0: z_0), the half step uses the full snapshot
 gradient, the full step the control variate with the same sample, anchors alpha on the mirror
@@ -33,16 +33,16 @@ from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 class MPVRParams(Params):
-    """MPVR's parameters (spec 000 §3.2; steps tuned by §4.1; tuned values in the specs)."""
+    """MPVR's parameters (§3.2; steps tuned by §4.1; tuned values in the specs)."""
 
     gamma_w: float = Field(0.0003, gt=0, description=GAMMA_W)
     gamma_q: float = Field(0.00316, ge=0, description=GAMMA_Q)
     K: int | None = auto("inner iterations per epoch; auto: K = N (Cor. C.5, [DEFAULT] "
-                         "spec §3.2)", ge=1)
-    alpha: float | None = auto("snapshot weight; auto: 1/K (pitfall 8, [DEFAULT] spec §3.2)",
+                         "docs/papers/000.md §3.2)", ge=1)
+    alpha: float | None = auto("snapshot weight; auto: 1/K (pitfall 8, [DEFAULT] §3.2)",
                                legacy=0.0, gt=0, le=1)
     sampling: Literal["importance", "uniform"] = Field(
-        "importance", description="importance = Option II [DEFAULT] spec §3.2; uniform = "
+        "importance", description="importance = Option II [DEFAULT] §3.2; uniform = "
         "Option I")
     eta: float | None = auto(ETA, legacy=0.0, gt=0)
     eval_point: Literal["output", "last"] = Field(

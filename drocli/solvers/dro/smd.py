@@ -1,7 +1,7 @@
 """SMD: stochastic mirror descent for the GDRO saddle problem (Nemirovski, Juditsky, Lan &
 Shapiro 2009, SIAM J. Optim., §3 "stochastic mirror descent for saddle point problems"), with
 the m-samples-per-round group sampling of Zhang et al. 2023 -- the baseline of Yu et al. 2024
-(spec 000 §3.1, [RECON] update rule):
+(docs/papers/000.md §3.1, [RECON] update rule):
 
   w_1 = 0, q_1 = 1/m
   for t = 1..T:
@@ -32,15 +32,15 @@ BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of 
 
 
 class SMDParams(Params):
-    """SMD's parameters (spec 000 §3.1; steps tuned by §4.1; tuned values in the specs)."""
+    """SMD's parameters (§3.1; steps tuned by §4.1; tuned values in the specs)."""
 
     gamma_w: float = Field(0.003, gt=0, description=GAMMA_W)
     gamma_q: float = Field(0.1, ge=0, description=GAMMA_Q)
     schedule: Literal["constant", "sqrt"] = Field(
-        "constant", description="constant steps [DEFAULT] spec §3.1; sqrt: steps / sqrt(t)")
+        "constant", description="constant steps [DEFAULT] §3.1; sqrt: steps / sqrt(t)")
     eta: float | None = auto(ETA, legacy=0.0, gt=0)
     eval_point: Literal["output", "last"] = Field(
-        "output", description="output = the running (weighted) average [DEFAULT] spec §4.1; last "
+        "output", description="output = the running (weighted) average [DEFAULT] §4.1; last "
             "= the last iterate")
 
 
@@ -52,7 +52,7 @@ class SMDParams(Params):
                 "Hedge on q",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
-    """Group-sampling SMD (Nemirovski et al. 2009; spec 000 §3.1); returns (W, q)."""
+    """Group-sampling SMD (Nemirovski et al. 2009; docs/papers/000.md §3.1); returns (W, q)."""
     schedule = params["schedule"]
     eval_point = params["eval_point"]
     gamma_w, gamma_q = effective_steps(params, problem)

@@ -1,13 +1,13 @@
 """TSA: the two-stage stochastic approximation of Zhang, Bai, Tu, Yang & Hu (ICML 2024),
 "Efficient Stochastic Approximation of Minimax Excess Risk Optimization", Algorithm 2, as
-the empirical-MERO baseline of Yu et al. 2024 (spec 000 §3.5). Reconstruction ([RECON]: the
-update rule follows that paper's biased-gradient idea; the step sizes are not given):
+the empirical-MERO baseline of Yu et al. 2024 (docs/papers/000.md §3.5). Reconstruction ([RECON]:
+the update rule follows that paper's biased-gradient idea; the step sizes are not given):
 
   Stage 1, for each group i (budget b_i = stage1_epochs * n_i):
       projected SGD on R_i from 0 with uniform samples of group i, constant step gamma_1,
       T_1 = b_i steps (b_i - n_i with shift "full"); wbar_i = average of the iterates
       [shift "full": Rhat_i^* = R_i(wbar_i), one counted pass]
-  Stage 2: group-sampling SMD (spec §3.1) with a biased excess-risk estimate on q:
+  Stage 2: group-sampling SMD (docs/papers/000.md §3.1) with a biased excess-risk estimate on q:
       one uniform sample xi_{t,i} per group;  g_w = sum_i q_{t,i} grad l(w_t; xi_{t,i})
       r_i = l(w_t; xi_{t,i}) - l(wbar_i; xi_{t,i})   (shift "sample": the same sample;
                                                        cost m gradients + m losses)
@@ -16,7 +16,7 @@ update rule follows that paper's biased-gradient idea; the step sizes are not gi
   output: the running averages of (w_t, q_t).
 
 Both stages run in compiled loops (stage 1 is `smd_chunk` on a one-group view, whose
-q-block is trivial); the monitor is first called after stage 1 (spec pitfall 13).
+q-block is trivial); the monitor is first called after stage 1 (docs/papers/000.md pitfall 13).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of 
 
 @njit(cache=True)
 def tsa_chunk(data, rows, wbars, shift, use_sample, st, gamma_w, gamma_q, counter, sc):
-    """Run rows.shape[0] TSA stage-2 rounds in place (spec 000 §3.5).
+    """Run rows.shape[0] TSA stage-2 rounds in place (docs/papers/000.md §3.5).
 
     rows (n, m): one global row per group per round. wbars (m, D): stage-1 points (flat);
     shift (m,): Rhat_i^*. use_sample: r_i = l(w_t; row_i) - l(wbar_i; row_i) (counted 2m),
@@ -127,20 +127,21 @@ def stage1(problem, rng, budgets, gamma_1: float, use_sample: bool = True):
 
 
 class TSAParams(Params):
-    """TSA's parameters (reconstruction, spec 000 §3.5; MERO sweep; values in the specs)."""
+    """TSA's parameters (reconstruction, docs/papers/000.md §3.5; MERO sweep; values in the
+    specs)."""
 
     gamma_w: float = Field(0.003, gt=0, description="stage-2 SMD " + GAMMA_W)
     gamma_q: float = Field(0.0316, ge=0, description="stage-2 SMD " + GAMMA_Q)
     gamma_1: float = Field(0.003, gt=0, description="stage-1 SGD step ([DEFAULT] spec "
                            "§3.5/§4.1; MERO sweep)")
     stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
-                                 "split by n_i ([DEFAULT] spec §4.4: 10)")
+                                 "split by n_i ([DEFAULT] docs/papers/000.md §4.4: 10)")
     shift: Literal["sample", "full"] = Field(
         "sample", description="the excess-risk shift: l(wbar_i; xi) on the same sample "
-        "[DEFAULT] spec §3.5, or the full stage-1 risk")
+        "[DEFAULT] docs/papers/000.md §3.5, or the full stage-1 risk")
     eta: float | None = auto(ETA, legacy=0.0, gt=0)
     eval_point: Literal["output", "last"] = Field(
-        "output", description="output = the running average [DEFAULT] spec §4.1; last = the last "
+        "output", description="output = the running average [DEFAULT] §4.1; last = the last "
             "iterate")
 
 
@@ -152,7 +153,7 @@ class TSAParams(Params):
                 "biased excess-risk estimate on q",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
-    """TSA (Zhang et al. ICML 2024, Algorithm 2; reconstruction of spec 000 §3.5); returns
+    """TSA (Zhang et al. ICML 2024, Algorithm 2; reconstruction of docs/papers/000.md §3.5); returns
     (W, q)."""
     shift_mode = params["shift"]
     eval_point = params["eval_point"]

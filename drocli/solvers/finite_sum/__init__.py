@@ -1,5 +1,5 @@
 """drocli.solvers.finite_sum: SGD, L-SVRG and L-Katyusha with any index sampler (Zhao, Lyu &
-Kolar, TMLR 2023; spec 002 §2). Shared glue: parameter checks, the AdaOSMD horizon and the
+Kolar, TMLR 2023; docs/papers/002.md §2). Shared glue: parameter checks, the AdaOSMD horizon and the
 initial snapshot; the compiled loops live in the solver modules."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ KEY = "solver.params"
 
 
 class SamplerParams(Params):
-    """Mini-batch and index sampler of every finite-sum solver (spec 002 §2.5)."""
+    """Mini-batch and index sampler of every finite-sum solver (docs/papers/002.md §2.5)."""
 
     batch: int = Field(1, ge=1, description="indices drawn per iteration")
     sampler: Literal["uniform", "importance", "optimal", "osmd", "adaosmd"] = Field(
@@ -28,7 +28,7 @@ class SamplerParams(Params):
     alpha: float = Field(0.4, ge=0, le=1, description="probability floor alpha / n of OSMD "
                          "and AdaOSMD ([PAPER] 0.4)")
     osmd_lr: float = Field(1e-6, gt=0, description="OSMD learning rate ([UNSPEC]; the paper "
-                           "tunes it, §4.4, spec §8); may be paired with the data panel")
+                           "tunes it, §4.4, §8); may be paired with the data panel")
     abar_mode: Literal["paper", "squared_over_n2"] = Field(
         "paper", description="a-bar: paper = max_i ||grad f_i(x0)||; squared_over_n2 = the "
         "Zhao code's (pitfall P5)")
@@ -49,7 +49,7 @@ class StepParams(SamplerParams):
 
 
 def snapshot_prob(params: dict, n: int) -> float:
-    """rho: the snapshot refresh probability; auto means the paper's 1/n (spec 002 §2.5)."""
+    """rho: the snapshot refresh probability; auto means the paper's 1/n (§2.5)."""
     return params["rho"] or 1.0 / n
 
 

@@ -1,4 +1,4 @@
-"""The compiled steps the finite-sum solvers share (spec 002 §2.0): the variance-reduced
+"""The compiled steps the finite-sum solvers share (docs/papers/002.md §2.0): the variance-reduced
 estimator with its sampler feedback, and the per-sample gradient differences the oracle
 "Optimal" sampler needs, for the linear objectives and for the two-layer network.
 
@@ -79,8 +79,8 @@ def vr_estimate(data, x, snap, dr):
 
 @njit(cache=True, _nrt=False)
 def delta_norms(data, x, snap, out):
-    """out[i] = ||grad f_i(x) - grad f_i(w)|| for every i (oracle Optimal sampler, spec 002
-    §2.4 and P13; NOT counted)."""
+    """out[i] = ||grad f_i(x) - grad f_i(w)|| for every i (oracle Optimal sampler,
+    docs/papers/002.md §2.4 and P13; NOT counted)."""
     A, y, obj, mu, row_sq = data.A, data.y, data.obj, data.mu, data.row_sq
     n = A.shape[0]
     dxw2 = diff_sqnorm(x, snap.w) if mu != 0.0 else 0.0

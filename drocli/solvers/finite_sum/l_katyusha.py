@@ -1,6 +1,6 @@
 """L-Katyusha with any index sampler: Algorithm 2 (AS-LKatyusha) of Zhao, Lyu & Kolar,
 "L-SVRG and L-Katyusha with Adaptive Sampling" (TMLR 2023), with the parameters of
-Theorem 3 (spec 002 §2.2):
+Theorem 3 (docs/papers/002.md §2.2):
 
   v = w = z = x0 = 0;  gw = grad F(w)                                              [n]
   for t = 0..T-1:
@@ -17,7 +17,7 @@ eta = theta2 / ((1 + theta2) theta1), rho = 1/n. L per sampler (§4, "L_rule: pa
 L_max for uniform ([TYPO] "for L-SVRG", P2), L-bar for importance and optimal,
 0.4 L_max + 0.6 L-bar for osmd / adaosmd. mu: the problem's strong convexity
 (lambda_min(A^T A / n) for unregularised least squares, P12). Output and metric point: v
-(spec §3.9: F(v^t)); eval_point "x" reports the query point instead.
+(docs/papers/002.md §3.9: F(v^t)); eval_point "x" reports the query point instead.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ PAPER_L = {"uniform": "L_max", "importance": "L_bar", "optimal": "L_bar", "osmd"
 
 def smoothness_L(problem, rule: str, sampler: str, batch: int) -> float:
     """L of Algorithm 2 by rule: paper (per sampler, §4), L_max, L_bar, mixed
-    (0.4 L_max + 0.6 L_bar) or expected_smoothness (L_F + (L_max - L_F)/b, spec §3.8)."""
+    (0.4 L_max + 0.6 L_bar) or expected_smoothness (L_F + (L_max - L_F)/b, §3.8)."""
     if rule == "paper":
         rule = PAPER_L[sampler]
     if rule == "L_max":
@@ -134,13 +134,13 @@ def lkatyusha_chunk(data, it, snap, U, coins, rho, st, ss, optimal, dr, counter)
 
 
 class LKatyushaParams(SamplerParams):
-    """L-Katyusha's parameters (Algorithm 2 with Theorem 3's choices; spec 002 §2.2)."""
+    """L-Katyusha's parameters (Algorithm 2 with Theorem 3's choices; docs/papers/002.md §2.2)."""
 
     rho: float | None = auto("snapshot refresh probability; auto: 1/n (the paper's, "
-                             "spec 002 §2.5)", legacy=0.0, gt=0, le=1)
+                             "docs/papers/002.md §2.5)", legacy=0.0, gt=0, le=1)
     L_rule: Literal["paper", "L_max", "L_bar", "mixed", "expected_smoothness"] = Field(
         "paper", description="the L of Algorithm 2: paper = per sampler (§4), L_max, L_bar, "
-        "mixed (0.4 L_max + 0.6 L_bar) or expected_smoothness (spec §3.8)")
+        "mixed (0.4 L_max + 0.6 L_bar) or expected_smoothness (docs/papers/002.md §3.8)")
     L: float | None = auto("smoothness L; auto: by L_rule", legacy=0.0, gt=0)
     mu: float | None = auto("strong convexity mu; auto: the problem's", legacy=0.0, gt=0)
     theta1: float | None = auto("theta1; auto: min(sqrt(2 kappa n / 3), 1/2) (Theorem 3)",
@@ -159,7 +159,7 @@ class LKatyushaParams(SamplerParams):
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
     """L-Katyusha / AS-LKatyusha, Zhao, Lyu & Kolar (TMLR 2023), Algorithm 2 with Theorem 3's
-    parameters and the per-sampler L of §4 (spec 002 §2.2); L, mu, theta1 > 0 override them.
+    parameters and the per-sampler L of §4 (§2.2); L, mu, theta1 > 0 override them.
     Returns v (or the query point x with eval_point: x)."""
     linear_only(problem, "l_katyusha")
     b = params["batch"]

@@ -1,6 +1,6 @@
 """L-SVRG with any index sampler: Algorithm 1 (AS-LSVRG) of Zhao, Lyu & Kolar, "L-SVRG and
 L-Katyusha with Adaptive Sampling" (TMLR 2023), generalised to the samplers of §2.4
-(spec 002 §2.1):
+(docs/papers/002.md §2.1):
 
   x = w = x0 = 0;  gw = grad F(w)                                   [n]
   for t = 0..T-1:
@@ -132,10 +132,10 @@ def solve_mlp(problem, params: dict, rng: np.random.Generator, monitor) -> np.nd
 
 
 class LSVRGParams(StepParams):
-    """L-SVRG's parameters (Algorithm 1; spec 002 §2.1, §2.5)."""
+    """L-SVRG's parameters (Algorithm 1; docs/papers/002.md §2.1, §2.5)."""
 
     rho: float | None = auto("snapshot refresh probability; auto: 1/n (the paper's, "
-                             "spec 002 §2.5)", legacy=0.0, gt=0, le=1)
+                             "docs/papers/002.md §2.5)", legacy=0.0, gt=0, le=1)
 
 
 @registry.solver(
@@ -147,7 +147,7 @@ class LSVRGParams(StepParams):
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
     """L-SVRG / AS-LSVRG, Zhao, Lyu & Kolar (TMLR 2023), Algorithm 1 with any sampler of §2.4
-    (spec 002 §2.1); constant step `step`, refresh probability rho (0: 1/n), mini-batch
+    (docs/papers/002.md §2.1); constant step `step`, refresh probability rho (0: 1/n), mini-batch
     `batch` drawn i.i.d. from p^t. Returns the last iterate x. On the two-layer network
     (finite_sum_mlp, §4.4) it runs `solve_mlp`."""
     if getattr(problem, "objective", None) == "mlp":

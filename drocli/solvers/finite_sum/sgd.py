@@ -1,5 +1,5 @@
 """SGD with any index sampler, the Fig. 1 baseline of Zhao, Lyu & Kolar, "L-SVRG and
-L-Katyusha with Adaptive Sampling" (TMLR 2023), §2.3 of spec 002:
+L-Katyusha with Adaptive Sampling" (TMLR 2023), §2.3 of docs/papers/002.md:
 
   x = x0 = 0
   for t = 0..T-1:
@@ -58,8 +58,9 @@ def sgd_chunk(data, x, zero, U, step, ss, optimal, dr, counter):
                 "(Zhao, Lyu & Kolar 2023, §4.1 baseline)",
 )
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
-    """SGD / Optimal-SGD, the Fig. 1 baselines of Zhao, Lyu & Kolar (TMLR 2023), §4.1 (spec 002
-    §2.3): constant step, mini-batch drawn i.i.d. from p^t. Returns the last iterate x."""
+    """SGD / Optimal-SGD, the Fig. 1 baselines of Zhao, Lyu & Kolar (TMLR 2023), §4.1
+    (docs/papers/002.md §2.3): constant step, mini-batch drawn i.i.d. from p^t. Returns the last
+    iterate x."""
     linear_only(problem, "sgd")
     b = params["batch"]
     step = params["step"]

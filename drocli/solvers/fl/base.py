@@ -1,4 +1,5 @@
-"""The LocalRound loop shared by the federated solvers of paper 003 (Liu et al. 2024, spec §2.6).
+"""The LocalRound loop shared by the federated solvers of paper 003 (Liu et al. 2024,
+docs/papers/003.md §2.6).
 
     θ = problem.initial(rng)
     record the output model

@@ -1,6 +1,6 @@
 """FedAvg = linear scalarization (LS) in paper 003's fair-FL experiment (McMahan et al. 2017;
-Liu et al. 2024, spec §2.6, code `FedAvg`): θ ← (1/m) Σ_i θ_i, UNWEIGHTED even when client
-sizes differ (pitfall 14). Output: the current θ.
+Liu et al. 2024, docs/papers/003.md §2.6, code `FedAvg`): θ ← (1/m) Σ_i θ_i, UNWEIGHTED even when
+client sizes differ (pitfall 14). Output: the current θ.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """FedFV (Wang, Xu, Liu, Li, Zhang & Zhang 2021, "Federated learning with fair averaging") as in
-paper 003's fair-FL experiment (Liu et al. 2024, spec §2.6, code `FedFV`). Round r = 0, 1, ...:
+paper 003's fair-FL experiment (Liu et al. 2024, docs/papers/003.md §2.6, code `FedFV`). Round r =
+0, 1, ...:
 
     u_i = θ_i - θ; clients sorted by ascending L_i
     internal: every client outside order[ceil((m-1)(1-α)):] (the ~αm largest losses) projects
@@ -13,7 +14,7 @@ Output: the current θ.
 History [CODE]: the state keeps each client's latest direction and the round it was sent, as
 FedFV's code does. With all clients participating every round (paper 003), every stored
 direction is from the current round, so the external step only ever sees this round's u_c
-(spec §2.6: "effectively this round's directions"); τ only decides from which round it runs.
+(§2.6: "effectively this round's directions"); τ only decides from which round it runs.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """FedMGDA+ (Hu, Wang, Zhou & Yu 2022, "Federated learning meets multi-objective optimization")
-in the simplified form of paper 003's fair-FL code (Liu et al. 2024, spec §2.6, code `FedMGDA`):
+in the simplified form of paper 003's fair-FL code (Liu et al. 2024, docs/papers/003.md §2.6, code
+`FedMGDA`):
     û_i = u_i/||u_i||,  u_i = θ_i - θ
     λ* = argmin_λ ||Σ_i λ_i û_i||²  s.t.  λ ∈ Δ_m, |λ_i - 1/m| <= ε      (QP on the Gram matrix)
     θ ← Σ_i λ*_i θ_i

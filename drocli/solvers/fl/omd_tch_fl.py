@@ -1,7 +1,7 @@
 """OMD-TCH and AdaOMD-TCH for fair federated learning (Liu, Zhang, Xie, Donahue & Zhao 2024,
 "Online Mirror Descent for Tchebycheff Scalarization in Multi-Objective Optimization", §4.2;
-spec 003 §2.6, codes `AFL`, `AFLeg`, `AFL_new`, `AFLeg_new`). Round r = 0, 1, ..., from the
-global model θ^(r) with client models θ_i and round losses L:
+docs/papers/003.md §2.6, codes `AFL`, `AFLeg`, `AFL_new`, `AFLeg_new`). Round r = 0, 1, ..., from
+the global model θ^(r) with client models θ_i and round losses L:
 
     [adaptive] Algorithm 2 bookkeeping of (F = L, copy of θ^(r)), BEFORE aggregation
     p = λ∘w / Σ(λ∘w)                          (= λ with pref null: the code drops w)
@@ -41,7 +41,7 @@ from drocli.solvers.fl.base import FLMethod, run
 
 
 class OMDTchFLParams(Params):
-    """OMD-TCH for fair FL (paper 003 §5, Table 1; spec §2.6)."""
+    """OMD-TCH for fair FL (paper 003 §5, Table 1; docs/papers/003.md §2.6)."""
 
     variant: Literal["gd", "eg"] = Field("gd", description="gd: eq. 10 (OMDgd-TCH = AFL); "
                                          "eg: eq. 11 (OMDeg-TCH)")
@@ -64,7 +64,7 @@ class AdaOMDTchFLParams(OMDTchFLParams):
                               "rotation, AdaOMDgd-TCH '0.1η_λ'; eg: 0.1)")
     output: Literal["uniform", "adaptive", "last", "aliased"] = Field(
         "adaptive", description="adaptive: Algorithm 2's θ̃ with faithful snapshot copies "
-        "[PAPER] (spec §5.3-1); aliased: the published code's")
+        "[PAPER] (docs/papers/003.md §5.3-1); aliased: the published code's")
 
 
 class OMDTchFL(FLMethod):
@@ -133,8 +133,8 @@ class OMDTchFL(FLMethod):
                 "OMD on λ, uniform-average output",
 )
 def solve_omd_tch_fl(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
-    """OMD-TCH (Liu et al. 2024, Algorithm 1) in federated form, spec 003 §2.6; variant gd is
-    AFL (Mohri et al. 2019). Output θ̄ by default (see module docstring for the others)."""
+    """OMD-TCH (Liu et al. 2024, Algorithm 1) in federated form, docs/papers/003.md §2.6; variant
+    gd is AFL (Mohri et al. 2019). Output θ̄ by default (see module docstring for the others)."""
     return run(problem, rng, monitor, OMDTchFL(params))
 
 
@@ -147,6 +147,6 @@ def solve_omd_tch_fl(problem, params: dict, rng: np.random.Generator, monitor) -
 )
 def solve_ada_omd_tch_fl(problem, params: dict, rng: np.random.Generator,
                          monitor) -> np.ndarray:
-    """AdaOMD-TCH (Liu et al. 2024, Algorithm 1 + Algorithm 2) in federated form, spec 003
+    """AdaOMD-TCH (Liu et al. 2024, Algorithm 1 + Algorithm 2) in federated form, docs/papers/003.md
     §2.6: omd_tch_fl with output adaptive (faithful snapshot copies) by default."""
     return run(problem, rng, monitor, OMDTchFL(params))

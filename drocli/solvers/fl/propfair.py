@@ -1,5 +1,5 @@
 """PropFair (Zhang, Kang, Abdul, Liang & Yu 2022, "Proportional fairness in federated learning")
-as in paper 003's fair-FL experiment (Liu et al. 2024, spec §2.6, code `PropFair`).
+as in paper 003's fair-FL experiment (Liu et al. 2024, docs/papers/003.md §2.6, code `PropFair`).
 
 Clients minimise, per local minibatch, ℓ_PF = CE/M if M - CE < ε0 else -log(1 - CE/M)
 (the problem's `local_round(..., loss="propfair", M=M, eps0=ε0)` implements this); the server

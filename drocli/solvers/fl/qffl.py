@@ -1,6 +1,6 @@
 """q-FFL, the q-FedAvg update (Li, Sanjabi, Beirami & Smith 2020, "Fair resource allocation in
-federated learning"), as in paper 003's fair-FL experiment (Liu et al. 2024, spec §2.6, code
-`qFFL`), with g_i = (θ - θ_i)/η_θ:
+federated learning"), as in paper 003's fair-FL experiment (Liu et al. 2024, docs/papers/003.md
+§2.6, code `qFFL`), with g_i = (θ - θ_i)/η_θ:
     Δ_i = L_i^q g_i,  h_i = q L_i^(q-1) ||g_i||² + L_i^q/η_θ,  θ ← θ - Σ_i Δ_i / Σ_i h_i
 Output: the current θ.
 """

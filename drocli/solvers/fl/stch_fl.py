@@ -1,5 +1,5 @@
 """STCH / TERM in paper 003's fair-FL experiment (Lin et al. 2024 smooth Tchebycheff; Li et al.
-2021 TERM; Liu et al. 2024, spec §2.6, code `STche`):
+2021 TERM; Liu et al. 2024, docs/papers/003.md §2.6, code `STche`):
     p = softmax((1/m) L / μ),  θ ← Σ_i p_i θ_i       (TERM with tilt 1/(mμ); momentum off)
 Output: the current θ.
 """

@@ -1,5 +1,5 @@
-"""TCH in paper 003's fair-FL experiment (Liu et al. 2024, spec §2.6, code `Tche`): the global
-model is replaced by the locally-updated model of the client with the largest round loss,
+"""TCH in paper 003's fair-FL experiment (Liu et al. 2024, docs/papers/003.md §2.6, code `Tche`):
+the global model is replaced by the locally-updated model of the client with the largest round loss,
 θ ← θ_{i*}, i* = argmax_i L_i (first index on ties). Output: the current θ.
 """
 

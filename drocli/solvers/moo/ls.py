@@ -1,11 +1,11 @@
 """LS: linear scalarization by projected gradient descent, the first baseline of the VLMOP2
 experiment of paper 003 (Liu et al., "Online Mirror Descent for Tchebycheff Scalarization in
-Multi-Objective Optimization", arXiv:2410.21764, §4.1 and App. B.1; spec 003 §1.3, §2.5):
+Multi-Objective Optimization", arXiv:2410.21764, §4.1 and App. B.1; docs/papers/003.md §1.3, §2.5):
 
     LS(θ; w) = Σ_i w_i f_i(θ),    θ^(t+1) = Π_Θ(θ^(t) - η Σ_i w_i ∇f_i(θ^(t))),   η = 0.01,
 
 Π_Θ = clipping onto the box (the official code's projection), output = the last iterate.
-LS can only reach front points where w is the normal of a supporting line (spec §1.4): on the
+LS can only reach front points where w is the normal of a supporting line (§1.4): on the
 concave VLMOP2 front it ends at one of the two end points.
 
 `last_iterate_loop` is the monitor-driven loop shared by the last-iterate baselines (ls, tch,
@@ -60,7 +60,7 @@ class LSParams(Params):
                 "last iterate",
 )
 def solve_ls(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
-    """Linear scalarization (Liu et al. 2024, §4.1 baseline; spec 003 §1.3, §2.5):
+    """Linear scalarization (Liu et al. 2024, §4.1 baseline; docs/papers/003.md §1.3, §2.5):
     θ ← Π_Θ(θ - η Σ_i w_i ∇f_i(θ)), η = 0.01, output the last iterate."""
     eta = params["eta"]
     return last_iterate_loop(problem, rng, monitor, ls_direction(problem.w), eta)

@@ -1,6 +1,6 @@
 """OMD-TCH and AdaOMD-TCH: online mirror descent for Tchebycheff scalarization (Liu, Zhang,
 Xie, Donahue & Zhao, "Online Mirror Descent for Tchebycheff Scalarization in Multi-Objective
-Optimization", arXiv:2410.21764; spec 003 §2.2-2.4).
+Optimization", arXiv:2410.21764; docs/papers/003.md §2.2-2.4).
 
 Algorithm 1 (OMD-TCH, eqs. 9-11), on min_θ max_{λ∈Δ_m} Σ_i λ_i w_i f_i(θ):
 

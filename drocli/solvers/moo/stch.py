@@ -1,6 +1,6 @@
 """STCH: smooth Tchebycheff scalarization (Lin et al. 2024) by projected gradient descent, in
 the official code of paper 003 but not in its VLMOP2 figures (Liu et al., arXiv:2410.21764,
-§1.3 and §3.2; spec 003 §1.3, §2.5):
+§1.3 and §3.2; docs/papers/003.md §1.3, §2.5):
 
     STCH(θ; w, μ) = μ log Σ_i exp(w_i f_i(θ) / μ),
     ∇STCH = Σ_i α_i w_i ∇f_i(θ),   α = softmax(w∘f(θ) / μ),
@@ -42,7 +42,7 @@ def stch_direction(w, mu: float) -> Callable[[np.ndarray, np.ndarray], np.ndarra
 
 
 class STCHParams(Params):
-    """STCH's step and smoothing (the code of paper 003, spec §2.5)."""
+    """STCH's step and smoothing (the code of paper 003, docs/papers/003.md §2.5)."""
 
     eta: float = Field(0.02, gt=0, description="step η ([CODE] --step-size 0.02)")
     mu: float = Field(0.01, gt=0, description="smoothing μ ([CODE] 0.01)")
@@ -56,7 +56,7 @@ class STCHParams(Params):
                 "Tchebycheff μ log Σ exp(w_i f_i / μ), last iterate",
 )
 def solve_stch(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
-    """Smooth Tchebycheff (Lin et al. 2024; Liu et al. 2024 spec 003 §1.3, §2.5): θ ← Π_Θ(θ -
+    """Smooth Tchebycheff (Lin et al. 2024; Liu et al. 2024 §1.3, §2.5): θ ← Π_Θ(θ -
     η Σ_i softmax_i(w∘f/μ) w_i ∇f_i(θ)), η = 0.02, μ = 0.01, output the last iterate."""
     eta = params["eta"]
     mu = params["mu"]

@@ -1,5 +1,5 @@
 """TCH: vanilla Tchebycheff scalarization by projected subgradient descent, a baseline of the
-VLMOP2 experiment of paper 003 (Liu et al., arXiv:2410.21764, §4.1 and App. B.1; spec 003
+VLMOP2 experiment of paper 003 (Liu et al., arXiv:2410.21764, §4.1 and App. B.1; docs/papers/003.md
 §1.3, §2.5, pitfall §7.7):
 
     TCH(θ; w) = max_i w_i f_i(θ),   i* = argmax_i w_i f_i(θ^(t)),
@@ -8,7 +8,7 @@ VLMOP2 experiment of paper 003 (Liu et al., arXiv:2410.21764, §4.1 and App. B.1
 The step uses the UNWEIGHTED gradient ∇f_{i*}, as the official code does (LibMOON's `tche`
 returns f_{i*} unweighted): the same direction as the subgradient w_{i*}∇f_{i*} of TCH, 1/w_{i*}
 times longer. `weighted: true` takes the literal subgradient w_{i*}∇f_{i*} instead (with
-η = 0.01 it is 1/w slower, spec pitfall 7). Ties in the argmax go to the first objective.
+η = 0.01 it is 1/w slower, pitfall 7). Ties in the argmax go to the first objective.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def tch_direction(w, weighted: bool = False) -> Callable[[np.ndarray, np.ndarray
 
 
 class TCHParams(Params):
-    """TCH's step and subgradient (paper 003 App. B.1; spec pitfall 7)."""
+    """TCH's step and subgradient (paper 003 App. B.1; docs/papers/003.md pitfall 7)."""
 
     eta: float = Field(0.01, gt=0, description="step η ([PAPER App. B.1] VLMOP2: 0.01)")
     weighted: bool = Field(False, description="false: step along ∇f_{i*} as the code "
@@ -50,7 +50,7 @@ class TCHParams(Params):
                 "(step along the unweighted ∇f_{i*}, as the code), last iterate",
 )
 def solve_tch(problem, params: dict, rng: np.random.Generator, monitor) -> np.ndarray:
-    """Vanilla Tchebycheff (Liu et al. 2024, §4.1 baseline; spec 003 §1.3, §2.5):
+    """Vanilla Tchebycheff (Liu et al. 2024, §4.1 baseline; docs/papers/003.md §1.3, §2.5):
     i* = argmax_i w_i f_i(θ), θ ← Π_Θ(θ - η ∇f_{i*}(θ)), η = 0.01, output the last iterate."""
     eta, weighted = params["eta"], params["weighted"]
     return last_iterate_loop(problem, rng, monitor, tch_direction(problem.w, weighted), eta)

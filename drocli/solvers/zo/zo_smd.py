@@ -1,8 +1,8 @@
 """ZO-SMD: zeroth-order stochastic mirror descent for minimax excess risk optimization, Gu & Xu
 (2024), Algorithm 1 (smooth losses, two-point sphere estimator, eqs. 10-17) and Algorithm 2
-(non-smooth losses, double-smoothing estimator, eqs. 61-68); spec 001 §2.
+(non-smooth losses, double-smoothing estimator, eqs. 61-68); docs/papers/001.md §2.
 
-One loop runs, at every round t = 1..T, on the same m r round-t samples (spec P12):
+One loop runs, at every round t = 1..T, on the same m r round-t samples (docs/papers/001.md P12):
   (1) m R_i^*-estimation chains  w^(i) <- Proj_W(w^(i) - eta_t^(i) g_i)   (ZO estimate at w^(i)),
       wbar_t^(i) = suffix average of w_j^(i), j = ceil(t/2)..t (weights eta_j^(i));
   (2) the saddle chain  g_w = sum_i q_i g_i(w_t)  (ZO estimates at the shared w_t),
@@ -10,12 +10,12 @@ One loop runs, at every round t = 1..T, on the same m r round-t samples (spec P1
       w <- Proj_W(w - eta^w g_w),  q <- q exp(eta^q g_q) / Z               (eqs. 15-16),
       (wbar_t, qbar_t) = suffix averages with weights eta^w, eta^q          (eq. 17 / 68).
 Euclidean mirror map on W = {||w|| <= R} (tau1 = tau2 = 1, D^2 = R^2/2), entropy on q.
-Suffix averages come from prefix sums S_t = sum_{j<=t} eta_j x_j (spec P6), O(T m d) memory.
+Suffix averages come from prefix sums S_t = sum_{j<=t} eta_j x_j (P6), O(T m d) memory.
 Schedules: `drocli.ops.zo_estimators.smooth_schedule` / `nonsmooth_schedule` (Theorems 2-3,
 6-7), times `eta_scale` / `mu_scale` (1 = the theorems). Directions are fresh for every
-(stage, i, j) (spec §2.4 default); share_directions=True reuses the r directions of a round
+(stage, i, j) (§2.4 default); share_directions=True reuses the r directions of a round
 across groups and stages (the literal reading of eq. 13). gdro=True: R_i^* = 0 (GDRO
-contrast, spec §3.2): the chains are skipped and g_q,i = mean_j l(w_t; z_ij).
+contrast, docs/papers/001.md §3.2): the chains are skipped and g_q,i = mean_j l(w_t; z_ij).
 
 Cost per round, counted by the kernel (one per per-sample function value or gradient, spec
 §2.3): smooth 5 m r (l(w_t; z) of g_w reused in g_q), non-smooth 6 m r; GDRO 2 m r / 3 m r.
@@ -231,7 +231,7 @@ def zo_smd_chunk(smp, sch, cfg, ch, t0, n, counter):
 
 
 def round_cost(mode: int, gdro: bool, m: int, r: int) -> int:
-    """Oracle calls per round (spec §2.3): what the kernel counts."""
+    """Oracle calls per round (docs/papers/001.md §2.3): what the kernel counts."""
     if mode == MODE_SMOOTH:
         return (2 if gdro else 5) * m * r
     if mode == MODE_NONSMOOTH:
@@ -287,7 +287,7 @@ def run(problem, params: dict, rng: np.random.Generator, monitor, first_order: b
             if mode == MODE_FO:
                 Uc = Vc = Us = Vs = empty
             elif share:
-                # literal reading of eq. 13 (spec §2.4): r directions per round, the same for
+                # literal reading of eq. 13 (§2.4): r directions per round, the same for
                 # every group and for both stages
                 if mode == MODE_SMOOTH:
                     Us, Vs = zo.unit_sphere(rng, (BLOCK, 1, r), d), empty[:, :1]
@@ -330,24 +330,24 @@ def run(problem, params: dict, rng: np.random.Generator, monitor, first_order: b
 
 
 class SMDBase(Params):
-    """Shared by ZO-SMD and FO-SMD (spec 001 §3.2-3.3)."""
+    """Shared by ZO-SMD and FO-SMD (docs/papers/001.md §3.2-3.3)."""
 
     smoothness: Literal["auto", "smooth", "nonsmooth"] = Field(
         "auto", description="schedule of Algorithm 1 (smooth) or 2 (non-smooth); auto: "
         "from the problem's loss")
     r: int = Field(10, ge=1, description="mini-batch = directions per estimate ([RECON] "
-                   "spec §3.3)")
-    gdro: bool = Field(False, description="R_i^* = 0: the GDRO contrast (spec §3.2 "
+                   "docs/papers/001.md §3.3)")
+    gdro: bool = Field(False, description="R_i^* = 0: the GDRO contrast (docs/papers/001.md §3.2 "
                        "zo-smd-gdro)")
     eta_scale: float = Field(1.0, gt=0, description="multiplier of every step (1 = Theorems "
                              "2-3 / 6-7)")
 
 
 class ZOSMDParams(SMDBase):
-    """ZO-SMD's parameters (Gu & Xu 2024, Algorithms 1-2; spec 001 §1.4, §3.3)."""
+    """ZO-SMD's parameters (Gu & Xu 2024, Algorithms 1-2; docs/papers/001.md §1.4, §3.3)."""
 
     pair: Literal["gauss", "ball", "ball_sphere"] = Field(
-        "gauss", description="non-smooth direction pair (spec §1.4(b))")
+        "gauss", description="non-smooth direction pair (docs/papers/001.md §1.4(b))")
     share_directions: bool = Field(False, description="one set of r directions per round "
                                    "for all i and stages")
     mu_scale: float = Field(1.0, gt=0, description="multiplier of the smoothing radii (1 = "
