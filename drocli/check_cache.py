@@ -1,6 +1,7 @@
 """`drocli check` answers kept by content, replayed without judging again (issue 19: start-up).
 
-Judging a folder is deterministic: the intervals come from t quantiles and seeded bootstraps.
+Judging a folder is deterministic: the intervals come from t quantiles and exact sign-flip
+tests.
 So `check` keys its whole answer (stdout, stderr, exit code) by everything it reads: the
 bytes of the folder's spec.yaml, manifest.json and records (and artifacts.npz), the same for
 the reference folder, the options, drocli's own source and the versions of the numerical

@@ -126,8 +126,9 @@ EPILOG_CHECK = """\b
 Examples:
   drocli check results/gdro_synthetic
   drocli check results/gdro_synthetic-smoke --reference path/to/recorded/gdro_synthetic-smoke
-Each comparative claim is judged on an interval of its effect over seeds (paired t, or a
-seed bootstrap for seed-mean curves) at the claim's confidence (default 95 %).
+Each comparative claim is judged on one summary per seed: a paired t-interval of its effect
+at the claim's confidence (default 95 %), Bonferroni over the labels it must beat to refute
+it, an exact sign-flip test for seed spreads; fewer than 3 seeds are inconclusive.
 Verdicts: HOLDS (interval past the threshold), FAILS (significantly not), INCONCLUSIVE
 (the interval contains the threshold: within the noise), NOT REPRODUCED (expected: the
 spec marks the paper's claim as not reproduced), UNEXPECTEDLY HOLDS (marked not
@@ -192,14 +193,15 @@ def check(results_dir, reference, rtol, atol, as_json, no_cache):
 
 def _judge(results_dir, reference, rtol, atol, as_json) -> tuple[list, list, int]:
     """check's stdout lines, stderr lines and exit code."""
-    from drocli.claims import evaluate_claims, format_result
+    from drocli.claims import format_result, summary_counts, summary_line
     from drocli.integrity import read_checked
     from drocli.reference import compare_reference, kernel_note
+    from drocli.verdicts import judge_folder
 
-    spec = _saved_spec(results_dir)
-    df, completeness = read_checked(results_dir)
+    judged = judge_folder(results_dir)
+    spec, df, completeness, results = (judged.spec, judged.records, judged.completeness,
+                                       judged.claims)
     ref_df = read_checked(reference)[0] if reference is not None else None
-    results = evaluate_claims(df, spec.claims, spec.profile)
     note = completeness.note()
     mismatches = kernels = None
     if reference is not None:
@@ -213,6 +215,7 @@ def _judge(results_dir, reference, rtol, atol, as_json) -> tuple[list, list, int
             "results_dir": str(results_dir), "experiment": spec.name, "profile": spec.profile,
             "cells": {"finished": completeness.finished, "total": completeness.total},
             "claims": [{**r.to_dict(), **({"note": note} if note else {})} for r in results],
+            "summary": summary_counts(results),
             "reference": None if reference is None else {
                 "path": str(reference), "rtol": rtol, "atol": atol,
                 "rtol_by_label": spec.reference_rtol, "mismatches": mismatches,
@@ -232,6 +235,10 @@ def _judge(results_dir, reference, rtol, atol, as_json) -> tuple[list, list, int
             loose = "".join(f", {lab}: {t:g}" for lab, t in spec.reference_rtol.items()
                             if t > rtol)
             out.append(f"MATCHES  reference {reference} (rtol={rtol:g}{loose})")
+    if results:
+        out.append(summary_line(results)
+                   + (f"; {len(mismatches)} reference mismatch(es)" if mismatches else "")
+                   + (f" [{note}]" if note else ""))
     return out, err, code
 
 

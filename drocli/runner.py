@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drocli import ownership, records, registry
+from drocli import ownership, records, registration, registry
 from drocli.cells import Cell, expand
 from drocli.errors import DrocliError
 from drocli.integrity import file_digest, records_current
@@ -314,6 +314,7 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
     os.environ["DROCLI_PARENT_PID"] = str(os.getpid())    # local workers inherit it
     for cell_id, rows, st, artifacts in _results(pending, spec.blas_threads, n_jobs, backend,
                                                  client):
+        st = {**st, "at": registration.now()}    # when it finished: claims fixed before it
         records.write_cell(out, cell_id, rows, st, artifacts)
         fresh[cell_id] = (st, rows)
         if st.get("status") == "failed":
@@ -363,7 +364,9 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         ownership.claim(out, spec.name)
         records.atomic_write_text(out / "spec.yaml", spec_text)
         prov = records.provenance()
-        man = {**man, "spec_sha1": spec_sha1, "run_key": run_key, "spec_revised": {
+        man = {**man, "spec_sha1": spec_sha1, "run_key": run_key,
+               "claims": registration.register(man.get("claims"), spec.claims),
+               "spec_revised": {
             "at": datetime.now(timezone.utc).isoformat(),
             **{k: prov.get(k) for k in ("drocli", "git_commit", "git_dirty")}}}
         records.atomic_write_text(out / "manifest.json", json.dumps(man, indent=1, default=str))
@@ -380,6 +383,11 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         if remote and pending:       # file-backed data live on the workers: check them there
             client.submit(preflight, pending, pure=False).result()
         started = datetime.now(timezone.utc).isoformat()
+        try:                    # the claims as fixed before this run's cells
+            previous = read_manifest(out).get("claims")
+        except DrocliError:
+            previous = None
+        claims_fixed = registration.register(previous, spec.claims, at=started)
         ownership.claim(out, spec.name)
         log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
             f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
@@ -398,12 +406,12 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     for c in cells:
         st = cell_st.get(c.id) or {"status": "missing"}
         statuses[c.id] = {"label": c.label, "seed": c.seed, "status": st.get("status"),
-                          "error": st.get("error")}
+                          "error": st.get("error"), "at": st.get("at")}
     manifest = {"experiment": spec.name, "profile": spec.profile, "started": started,
                 "finished": datetime.now(timezone.utc).isoformat(),
                 "spec_sha1": spec_sha1, "run_key": run_key,
                 "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
                 "records_rows": len(df), "records_sha1": file_digest(rec_path),
-                **records.provenance(), "cells": statuses}
+                **records.provenance(), "claims": claims_fixed, "cells": statuses}
     records.atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=1, default=str))
     return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path)

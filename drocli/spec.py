@@ -180,6 +180,48 @@ class BudgetSpec(_Strict):
         return self
 
 
+def seed_list(v):
+    """A seeds entry (count, "first-last" range or list) as a list of seeds."""
+    if isinstance(v, bool):
+        raise ValueError("seeds must be a count or a list of integers")
+    if isinstance(v, int):
+        if not 1 <= v <= MAX_SEEDS:
+            raise ValueError(f"a seed count must lie in [1, {MAX_SEEDS}], got {v}")
+        return list(range(v))
+    if isinstance(v, str) and "-" in v:  # "0-9"
+        a, b = v.split("-", 1)
+        try:
+            lo, hi = int(a), int(b)
+        except ValueError:
+            raise ValueError(f"a seed range is \"first-last\", e.g. \"0-9\", got {v!r}")\
+                from None
+        if not 0 <= lo <= hi or hi - lo >= MAX_SEEDS:
+            raise ValueError(f"seed range {v!r} must run from a first seed >= 0 up to a "
+                             f"last seed >= it (at most {MAX_SEEDS} seeds), e.g. \"0-9\"")
+        return list(range(lo, hi + 1))
+    if isinstance(v, list):
+        if not 1 <= len(v) <= MAX_SEEDS:
+            raise ValueError(f"the seed list must hold 1 to {MAX_SEEDS} seeds")
+        if len({repr(x) for x in v}) != len(v):
+            raise ValueError("the seed list repeats a seed")
+    return v
+
+
+class TuningSpec(_Strict):
+    """Where the spec's tuned settings came from, so check can tell judged seeds from tuned
+    ones (drocli.registration)."""
+
+    source: list[str] = Field(min_length=1, description="the tuning specs or records the "
+                              "settings were chosen from (paths in the repository)")
+    seeds: list[int] = Field(description="every seed the tuning ran")
+    rule: str = Field("", description="how the settings were chosen, in words")
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _seeds(cls, v):
+        return seed_list(v)
+
+
 class Spec(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")   # one safe path component
     title: str = ""
@@ -194,6 +236,7 @@ class Spec(_Strict):
     figures: list[Any] = Field(default_factory=list)
     claims: list[Any] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    tuning: TuningSpec | None = None
     # named settings (e.g. rotation, C=2), each dotted overrides as --set; every case runs,
     # its name is the records column `setting`
     cases: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -207,29 +250,7 @@ class Spec(_Strict):
     @field_validator("seeds", mode="before")
     @classmethod
     def _seeds(cls, v):
-        if isinstance(v, bool):
-            raise ValueError("seeds must be a count or a list of integers")
-        if isinstance(v, int):
-            if not 1 <= v <= MAX_SEEDS:
-                raise ValueError(f"a seed count must lie in [1, {MAX_SEEDS}], got {v}")
-            return list(range(v))
-        if isinstance(v, str) and "-" in v:  # "0-9"
-            a, b = v.split("-", 1)
-            try:
-                lo, hi = int(a), int(b)
-            except ValueError:
-                raise ValueError(f"a seed range is \"first-last\", e.g. \"0-9\", got {v!r}")\
-                    from None
-            if not 0 <= lo <= hi or hi - lo >= MAX_SEEDS:
-                raise ValueError(f"seed range {v!r} must run from a first seed >= 0 up to a "
-                                 f"last seed >= it (at most {MAX_SEEDS} seeds), e.g. \"0-9\"")
-            return list(range(lo, hi + 1))
-        if isinstance(v, list):
-            if not 1 <= len(v) <= MAX_SEEDS:
-                raise ValueError(f"the seed list must hold 1 to {MAX_SEEDS} seeds")
-            if len({repr(x) for x in v}) != len(v):
-                raise ValueError("the seed list repeats a seed")
-        return v
+        return seed_list(v)
 
     def labels(self) -> list[str]:
         return [s.display for s in self.solvers]

@@ -32,45 +32,50 @@ def test_problem_grid_cells():
     assert ids <= {c.id for c in cells}
 
 
-def _records(values: dict[str, list[float]]) -> pd.DataFrame:
+def _records(values: dict[str, list[float]], seeds: int = 2) -> pd.DataFrame:
     rows = []
     for label, vals in values.items():
         for k, v in enumerate(vals):
             for step, val in ((0, 9.0), (1, v)):
-                rows.append({"label": label, "cell": f"{label}{k}", "seed": k % 2,
-                             "pref": k // 2, "step": step, "oracle_calls": step,
+                rows.append({"label": label, "cell": f"{label}{k}", "seed": k % seeds,
+                             "pref": k // seeds, "step": step, "oracle_calls": step,
                              "metric": "err", "value": val})
     return pd.DataFrame(rows)
 
 
 def test_pooled_threshold_and_comparison():
-    df = _records({"A": [0.01, 0.02, 0.03, 0.04], "B": [0.1, 0.0, 0.2, np.nan]})
+    """Point values over all cells; verdicts on per-seed statistics (here 4 seeds x 2
+    settings): a per-seed max clearly below the number holds, clearly above fails."""
+    a = [0.01, 0.02, 0.03, 0.04, 0.011, 0.021, 0.031, 0.041]
+    b = [0.1, 0.0, 0.2, np.nan, 0.1, 0.0, 0.2, 0.3]
+    df = _records({"A": a, "B": b}, seeds=4)
     claims = [
         {"id": "a_max", "text": "", "kind": "pooled", "metric": "err", "solver": "A",
          "statistic": "max", "value": 0.05},
         {"id": "a_max_strict", "text": "", "kind": "pooled", "metric": "err", "solver": "A",
-         "statistic": "max", "value": 0.035},
+         "statistic": "max", "value": 0.005},
         {"id": "a_vs_b", "text": "", "kind": "pooled", "metric": "err", "solver": "A",
          "others": ["B"]},   # mean 0.025 vs B's mean with NaN as worst (inf)
         {"id": "b_min_above", "text": "", "kind": "pooled", "metric": "err", "solver": "B",
-         "statistic": "min", "value": -1.0, "direction": "above"},
+         "statistic": "min", "value": 1.0, "direction": "above"},
     ]
     res = {r.id: r for r in evaluate_claims(df, claims, "paper")}
-    assert res["a_max"].status == "holds" and res["a_max"].values["A"] == pytest.approx(0.04)
+    assert res["a_max"].status == "holds" and res["a_max"].values["A"] == pytest.approx(0.041)
     assert res["a_max_strict"].status == "fails"
-    # a mean is judged on a bootstrap over cells, which needs at least 5 of them
-    assert res["a_vs_b"].status == "inconclusive"
-    assert res["b_min_above"].status == "fails"     # NaN counts as the worst value (-inf)
+    assert res["a_vs_b"].point_status == "holds"
+    e = res["a_vs_b"].effects["B"]
+    assert e["unpaired"] == 1 and e["n"] == 3       # B's seed 3 diverged: left out, counted
+    assert res["b_min_above"].status == "fails"
 
 
-def test_pooled_mean_bootstrap_over_cells():
-    """A pooled mean is judged on a cell bootstrap: clearly separated -> holds; overlapping
-    cells -> inconclusive; clearly the other way -> fails."""
+def test_pooled_mean_per_seed_paired_t():
+    """A pooled mean is judged on the per-seed means (6 seeds x 2 settings): clearly
+    separated -> holds; overlapping -> inconclusive; clearly the other way -> fails."""
     rng = np.random.default_rng(0)
     a = list(0.1 + 0.01 * rng.standard_normal(12))
     df = _records({"A": a, "B": list(0.2 + 0.01 * rng.standard_normal(12)),
                    "C": list(0.1 + 0.01 * rng.standard_normal(12)),
-                   "D": list(0.0 + 0.01 * rng.standard_normal(12))})
+                   "D": list(0.0 + 0.01 * rng.standard_normal(12))}, seeds=6)
     base = {"text": "", "kind": "pooled", "metric": "err", "solver": "A"}
     res = {r.id: r for r in evaluate_claims(df, [
         {**base, "id": "ab", "others": ["B"]}, {**base, "id": "ac", "others": ["C"]},
@@ -78,7 +83,7 @@ def test_pooled_mean_bootstrap_over_cells():
     assert res["ab"].status == "holds" and res["ac"].status == "inconclusive"
     assert res["ad"].status == "fails"
     e = res["ab"].effects["B"]
-    assert e["method"] == "bootstrap" and e["lo"] < 0.1 < e["hi"]   # true difference 0.1
+    assert e["method"] == "paired-t" and e["n"] == 6 and e["lo"] < 0.1 < e["hi"]
 
 
 def test_others_required_without_value():

@@ -13,14 +13,18 @@ model (the common fields of `ClaimBase` plus its own, tagged by `kind`) and a pu
   `false` compares seed means. Default: the kind's (true for `final_below`);
 - curve kinds use the seed curves interpolated on their common grid (`drocli.aggregate`).
 
-The verdict is statistical, at the claim's `confidence` (default 95 %). For every other
-label the effect (signed so that > 0 is the claimed direction, e.g. other - solver for
-"below") gets an interval: the paired t-interval of the per-seed differences where values
-are per seed (`judge.paired_effects`), a seed bootstrap where the claim is about seed-mean
-curves (`bootstrap`). It holds when the interval lies above the claim's threshold
-(`margin`, or `factor` for ratios), is not reproduced when it lies below, and is
-inconclusive when it contains it: a margin inside the seed noise never counts as holding.
-The point comparison (every seed, or the seed means) is still printed.
+The verdict is statistical, at the claim's `confidence` (default 95 %), and judged on one
+summary per seed whatever the claim compares (`drocli.claims.inference`): the final value,
+the best value, the first x at a level, the total variation, a pooled statistic of the seed's
+cells. For every other label the paired differences (signed so that > 0 is the claimed
+direction, e.g. other - solver for "below") get a paired t-interval. The claim holds when the
+interval clears the threshold (`margin`, or `factor` for ratios) against every other; it is
+not reproduced when the interval, widened by Bonferroni over the others, lies short of it
+against any; otherwise, or with fewer than 3 seeds, it is inconclusive: a margin inside the
+seed noise never counts as holding. The seed spread (`spread_below`) is judged by an exact
+sign-flip test. The point comparison (every seed, or the seed-mean curves) is still printed.
+tests/test_verdict_null.py runs each kind under a true null at 3, 5 and 10 seeds and checks
+that false verdicts stay at or below the nominal rate.
 
 Statuses: holds; fails (marked reproduced, significantly not); inconclusive (within the
 noise: reported, not a failure); not_reproduced (marked `reproduced: false` and indeed not
@@ -137,10 +141,19 @@ class ClaimResult:
     effects: dict = field(default_factory=dict)  # other -> effect and its interval
     point_status: str = ""   # the status the point comparison alone would give (no noise)
     source: Source | None = None   # the paper's words the claim encodes
+    # preregistration (drocli.registration): status preregistered / post_hoc / confirmed,
+    # why, the seeds judged, and for a confirmed claim the verdict on every seed
+    registration: dict = field(default_factory=dict)
+    tuned_on: list = field(default_factory=list)   # judged seeds that tuning used
+    judged: dict = field(default_factory=dict, repr=False)   # cell id -> seed judged on
 
     @property
     def failed(self) -> bool:
         return self.status == "fails"
+
+    @property
+    def post_hoc(self) -> bool:
+        return self.registration.get("status") == "post_hoc"
 
     def to_dict(self) -> dict:
         from drocli.claims.judge import overall
@@ -149,7 +162,9 @@ class ClaimResult:
                 "detail": self.detail, "reproduced": self.reproduced,
                 "values": {k: _json_num(v) for k, v in self.values.items()},
                 "effects": self.effects, "point_status": self.point_status,
-                "statistical": overall(self.effects) if self.effects else None}
+                "statistical": overall(self.effects) if self.effects else None,
+                "registration": self.registration, "tuned_on": self.tuned_on,
+                "multiplicity": MULTIPLICITY if len(self.effects) > 1 else None}
 
 
 def _json_num(v):
@@ -157,11 +172,20 @@ def _json_num(v):
     return v if math.isfinite(v) else str(v)
 
 
-def evaluate_claims(records, claims: list, profile: str) -> list[ClaimResult]:
+MULTIPLICITY = ("holds only if it holds against every other (intersection-union, each at "
+                "the full level); refuted if refuted against any one at the Bonferroni "
+                "level (1 - confidence) / k")
+
+
+def evaluate_claims(records, claims: list, profile: str, manifest: dict | None = None,
+                    tuning: dict | None = None) -> list[ClaimResult]:
     """Evaluate every claim (model or dict) on the records for the given profile.
 
     A metric absent from the records is a spec error (DrocliError); labels absent from the
-    records (e.g. a profile that runs fewer solvers) make the claim `skipped`.
+    records (e.g. a profile that runs fewer solvers) make the claim `skipped`. With the
+    folder's `manifest`, each claim's registration is assessed (`drocli.registration`): a
+    post-hoc claim with seeds run after it was fixed is judged on those seeds (confirmed);
+    with the spec's `tuning`, judged seeds that tuning used are listed.
     """
     specs = [validate_claim(c, key=f"claims[{i}]") for i, c in enumerate(claims)]
     ids = [c.id for c in specs]
@@ -169,7 +193,35 @@ def evaluate_claims(records, claims: list, profile: str) -> list[ClaimResult]:
     if dup:
         raise DrocliError(f"claim ids must be unique, repeated: {', '.join(dup)}",
                           key="claims")
-    return [evaluate_claim(records, c, profile) for c in specs]
+    if manifest is None:
+        return [evaluate_claim(records, c, profile) for c in specs]
+    return [_registered(records, c, profile, manifest, tuning) for c in specs]
+
+
+def _registered(records, claim: ClaimBase, profile: str, manifest: dict,
+                tuning: dict | None) -> ClaimResult:
+    """evaluate_claim with the claim's registration and tuning overlap; a post-hoc claim is
+    re-judged on its confirmed seeds when it has any."""
+    from drocli.registration import assess, tuning_overlap
+
+    res = evaluate_claim(records, claim, profile)
+    if res.status == "skipped" or not res.judged:
+        return res
+    reg = assess(manifest, claim, res.judged)
+    seeds = sorted(set(res.judged.values()), key=str)
+    res.tuned_on = tuning_overlap(tuning, seeds)
+    reg["seeds"] = seeds
+    if reg["status"] == "post_hoc" and reg["confirmed_seeds"]:
+        keep = {str(s) for s in reg["confirmed_seeds"]}
+        sub = records[records["seed"].astype(str).isin(keep)]
+        conf = evaluate_claim(sub, claim, profile)
+        if conf.status != "skipped":
+            reg = {**reg, "status": "confirmed", "post_hoc_status": res.status,
+                   "post_hoc_detail": res.detail}
+            conf.registration, conf.tuned_on, conf.judged = reg, res.tuned_on, res.judged
+            return conf
+    res.registration = reg
+    return res
 
 
 def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
@@ -199,6 +251,10 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
         rows = rows[rows["metric"] == claim.metric]
     lab = rows["label"].astype(str)
     data = {label: rows[lab == label] for label in claim.labels}
+    judged = {}
+    if "cell" in rows.columns and "seed" in rows.columns:
+        for d in data.values():
+            judged.update(dict(zip(d["cell"], d["seed"], strict=True)))
     missing = [label for label, d in data.items() if d.empty]
     if missing:
         have = sorted(set(lab))
@@ -219,8 +275,18 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
         verdict = overall(effects)
     else:                               # an exact statement about every recorded run
         verdict = point
-    return result(_status(verdict, reproduced), detail, values, effects,
-                  _status(point, reproduced))
+    res = result(_status(verdict, reproduced), detail, values, effects,
+                 _status(point, reproduced))
+    res.judged = {str(k): _plain_seed(v) for k, v in judged.items()}
+    return res
+
+
+def _plain_seed(v):
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return v
+    return int(f) if f.is_integer() else f
 
 
 def _status(verdict: str, reproduced: bool) -> str:
@@ -244,8 +310,49 @@ UNEXPECTED_HINT = ("the spec marks this claim not reproduced, yet it holds here:
 
 
 def format_result(r: ClaimResult) -> str:
-    """One line: `HOLDS  id: detail` (and what to do about an unexpected hold)."""
-    line = f"{TAGS.get(r.status, r.status.upper())}  {r.id}: {r.detail}"
+    """One line: `HOLDS  id: detail` (and what to do about an unexpected hold), then the
+    registration flags: post hoc, confirmed on fresh seeds, judged on tuning seeds."""
+    tag = TAGS.get(r.status, r.status.upper())
+    if r.post_hoc and r.status != "fails":
+        tag += " [POST HOC]"
+    line = f"{tag}  {r.id}: {r.detail}"
     if r.status == "unexpectedly_holds":
         line += f" [{UNEXPECTED_HINT}]"
+    reg = r.registration
+    if reg.get("status") == "post_hoc":
+        line += (f" [post hoc: {reg.get('why')}; to confirm it, run fresh seeds into this "
+                 f"folder and check again]")
+    elif reg.get("status") == "confirmed":
+        seeds = ", ".join(map(str, reg.get("confirmed_seeds", [])))
+        line += (f" [post hoc, confirmed on seeds run after it was fixed ({seeds}); on "
+                 f"every seed: {TAGS.get(reg.get('post_hoc_status'), '?')}]")
+    if r.tuned_on:
+        line += (f" [judged on seed(s) {', '.join(map(str, r.tuned_on))} that tuning used: "
+                 f"run held-out seeds]")
     return line
+
+
+SUMMARY_ORDER = (("holds", "hold"), ("not_reproduced", "not reproduced"),
+                 ("inconclusive", "inconclusive"), ("post_hoc", "post hoc"),
+                 ("unexpectedly_holds", "unexpectedly hold"), ("fails", "fail"),
+                 ("skipped", "skipped"))
+
+
+def summary_counts(results: list[ClaimResult]) -> dict[str, int]:
+    """Claims per summary bucket: a post-hoc claim (not confirmed) counts as post hoc
+    whatever its verdict, except a failure, which always counts as one."""
+    counts = {k: 0 for k, _ in SUMMARY_ORDER}
+    for r in results:
+        key = "post_hoc" if r.post_hoc and r.status != "fails" else r.status
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def summary_line(results: list[ClaimResult]) -> str:
+    """'12 claims: 5 hold, 2 not reproduced, 3 inconclusive, 1 post hoc, 0 fail[, ...]'."""
+    counts = summary_counts(results)
+    shown = [f"{counts[k]} {word}" for k, word in SUMMARY_ORDER
+             if counts[k] or k in ("holds", "fails")]
+    tuned = sum(1 for r in results if r.tuned_on)
+    tail = f"; {tuned} judged on tuning seeds" if tuned else ""
+    return f"SUMMARY  {len(results)} claim(s): " + ", ".join(shown) + tail

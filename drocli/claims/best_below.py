@@ -36,7 +36,7 @@ def best_below(claim: BestBelow, data):
             return math.nan
         return float(y.min() if direction == "below" else y.max())
 
-    stats, mean_of, draws = _curve_stats(claim, data, best)
+    stats, means, mean_seeds = _curve_stats(claim, data, best)
     return _judge(claim, stats, direction=direction, margin=claim.margin,
-                  mean_curve_of=mean_of, draws=draws,
+                  mean_stats=means, mean_seeds=mean_seeds,
                   prefix=f"best {'min' if direction == 'below' else 'max'}: ")

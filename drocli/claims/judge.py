@@ -9,6 +9,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from drocli.claims.inference import CONFIDENCE, interval_verdict, paired_effects
+
+__all__ = ["CONFIDENCE", "interval_verdict", "paired_effects", "overall", "effects_text",
+           "SkipClaim", "fmt_values"]
+
 if TYPE_CHECKING:     # pandas and the aggregation load when a claim is judged, not when a
     import pandas as pd  # spec (and its claim models) is loaded
 
@@ -80,61 +85,9 @@ def _relation(solver: str, sval: float, others: dict[str, float], ok: dict[str, 
     return f"{solver} {shown[0]}{unit} " + "; ".join(parts)
 
 
-CONFIDENCE = 0.95
-
-
-def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], *,
-                   direction: str = "below", margin: float = 0.0, factor: float = 1.0,
-                   confidence: float = CONFIDENCE) -> dict[str, dict]:
-    """Per other label: the paired differences d_s over the seeds both have, signed so that
-    d > 0 is the claimed direction (below: factor*other - solver; above: solver -
-    factor*other), their mean and its two-sided t-interval at `confidence`, and the
-    statistical verdict against the threshold `margin`: holds (interval above it),
-    not_reproduced (interval below it), inconclusive (it contains the threshold, or fewer than
-    two finite pairs). Seeds where a value diverged are counted, not paired; a seed where only
-    the solver diverged is a loss, so the verdict is then at best inconclusive."""
-    from scipy.special import stdtrit  # the t quantile, without scipy.stats' 0.5 s import
-
-    out = {}
-    for o in others:
-        common = [k for k in stats[solver].index if k in set(stats[o].index)]
-        a = stats[solver].loc[common].to_numpy(dtype=float)
-        b = stats[o].loc[common].to_numpy(dtype=float)
-        d = factor * b - a if direction == "below" else a - factor * b
-        ok = np.isfinite(d)
-        dd = d[ok]
-        lost = int((~np.isfinite(a) & np.isfinite(b)).sum())
-        e = {"method": "paired-t", "n": int(ok.sum()), "unpaired": int((~ok).sum()),
-             "threshold": float(margin), "confidence": confidence, "mean": None, "lo": None,
-             "hi": None, "verdict": "inconclusive"}
-        if dd.size:
-            e["mean"] = float(dd.mean())
-        if dd.size >= 2:
-            half = float(stdtrit(dd.size - 1, 0.5 + confidence / 2)
-                         * dd.std(ddof=1) / math.sqrt(dd.size))
-            e["lo"], e["hi"] = e["mean"] - half, e["mean"] + half
-            e["verdict"] = interval_verdict(e["lo"], e["hi"], margin)
-        else:
-            e["why"] = f"{dd.size} finite pair(s): an interval needs at least 2"
-        if lost and e["verdict"] == "holds":
-            e["verdict"] = "inconclusive"
-            e["why"] = f"{solver} diverged on {lost} seed(s) where {o} did not"
-        out[o] = e
-    return out
-
-
-def interval_verdict(lo: float, hi: float, threshold: float) -> str:
-    """holds when the interval of the effect lies above the threshold, not_reproduced when
-    below it, inconclusive when it contains it."""
-    if lo > threshold:
-        return "holds"
-    if hi < threshold:
-        return "not_reproduced"
-    return "inconclusive"
-
-
 def overall(effects: dict[str, dict]) -> str:
-    """holds if it holds against every other, not_reproduced if against any, else
+    """holds if it holds against every other (intersection-union), not_reproduced if it is
+    refuted against any (each refutation already at the Bonferroni level), else
     inconclusive."""
     verdicts = [e["verdict"] for e in effects.values()]
     if verdicts and all(v == "holds" for v in verdicts):
@@ -145,7 +98,8 @@ def overall(effects: dict[str, dict]) -> str:
 
 
 def effects_text(effects: dict[str, dict]) -> str:
-    """'paired-t 95 %: B +0.012 [0.004, 0.020] holds; C ... -> inconclusive'."""
+    """'paired-t 95 % over 10 seed(s): B +0.012 [+0.004, +0.020] holds; C ... ->
+    inconclusive'; a sign-flip effect shows its exact p-values instead of an interval."""
     if not effects:
         return ""
     first = next(iter(effects.values()))
@@ -153,36 +107,45 @@ def effects_text(effects: dict[str, dict]) -> str:
     parts = []
     for o, e in effects.items():
         thr = f" vs threshold {e['threshold']:g}" if e["threshold"] else ""
-        if e["lo"] is None:
+        verdict = e["verdict"].replace("_", " ")
+        if e.get("p_holds") is not None:
+            parts.append(f"{o} {e['mean']:+.3g} (p = {e['p_holds']:.3g} for, "
+                         f"{e['p_refutes']:.3g} against) {verdict}")
+        elif e["lo"] is None:
             shown = f"{e['mean']:+.3g}" if e["mean"] is not None else "n/a"
             parts.append(f"{o} {shown} (no interval: {e.get('why', 'n = ' + str(e['n']))})")
+            continue
         else:
             parts.append(f"{o} {e['mean']:+.3g} [{e['lo']:+.3g}, {e['hi']:+.3g}]{thr} "
-                         f"{e['verdict'].replace('_', ' ')}")
-            if e.get("why"):
-                parts[-1] += f" ({e['why']})"
-        if e["unpaired"]:
+                         f"{verdict}")
+        if e.get("why"):
+            parts[-1] += f" ({e['why']})"
+        if e.get("unpaired"):
             parts[-1] += f" ({e['unpaired']} diverged pair(s) left out)"
     n = max(e["n"] for e in effects.values())
-    return (f"{method} {conf:.0%} over {n} {first.get('unit', 'seed')}(s): " + "; ".join(parts)
-            + f" -> {overall(effects).replace('_', ' ')}")
+    k = len(effects)
+    multi = (f"; refuted against any one at {1 - (1 - conf) / k:.4g} (Bonferroni over "
+             f"{k})" if k > 1 else "")
+    return (f"{method} {conf:.0%} over {n} {first.get('unit', 'seed')}(s){multi}: "
+            + "; ".join(parts) + f" -> {overall(effects).replace('_', ' ')}")
 
 
 def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
            margin: float = 0.0, factor: float = 1.0, fmt=fmt_values, unit: str = "",
-           prefix: str = "", mean_curve_of: list | None = None,
-           draws: tuple[dict, int] | None = None, censor: float | None = None):
+           prefix: str = "", mean_stats: dict[str, float] | None = None,
+           mean_seeds: list | None = None, censor: float | None = None):
     """Compare per-seed statistics (label -> Series indexed by seed) of solver vs others.
 
-    Returns (holds, detail, values, effects): the point comparison, its line, the seed means
-    shown, and the statistical effects (paired t over seeds; for seed-mean curves
-    (`mean_curve_of`), the seed bootstrap `draws` = (label -> draws, seed count)). `censor`
-    replaces an infinite statistic (a level never reached) by the horizon for the effects.
+    Returns (holds, detail, values, effects): the point comparison (seed by seed, or on the
+    statistic of the seed-mean curves `mean_stats` when the claim is about mean curves),
+    its line, the values shown, and the paired-t effects of the per-seed statistics
+    (`drocli.claims.inference`). `censor` replaces an infinite statistic (a level never
+    reached) by the horizon for the effects.
     """
     op = "<" if direction == "below" else ">"
     scale = f"{factor:g} x " if factor != 1.0 else ""
     solver, others = claim.solver, claim.others
-    if claim.seedwise:
+    if claim.seedwise or mean_stats is None:
         common = set(stats[solver].index)
         for o in others:
             common &= set(stats[o].index)
@@ -190,6 +153,7 @@ def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
         if not seeds:
             have = "; ".join(f"{k}: {_seed_list(v.index)}" for k, v in stats.items())
             raise SkipClaim(f"no seed common to all labels ({have})")
+    if claim.seedwise:
         means = {k: float(v.loc[seeds].mean(skipna=False)) for k, v in stats.items()}
         failures = []
         for s in seeds:
@@ -215,36 +179,24 @@ def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
             tail += f"; compared on common seeds only ({dropped_txt})"
         holds = not failures
     else:
-        means = {k: float(v.mean(skipna=False)) if len(v) else math.nan
-                 for k, v in stats.items()}
+        if mean_stats is not None:
+            means = dict(mean_stats)
+            tail = f"seed-mean curves over {_seed_list(mean_seeds or [])}"
+        else:
+            means = {k: float(v.mean(skipna=False)) if len(v) else math.nan
+                     for k, v in stats.items()}
+            tail = f"seed means over {_seed_list(seeds)}"
         ok = {o: _beats(means[solver], means[o], direction, margin, factor) for o in others}
         line = _relation(solver, means[solver], {o: means[o] for o in others}, ok, op, fmt,
                          unit, scale)
-        if mean_curve_of is not None:
-            tail = f"seed-mean curves over {_seed_list(mean_curve_of)}"
-        else:
-            seeds = sorted(set().union(*[set(v.index) for v in stats.values()]),
-                           key=lambda s: (str(type(s)), s))
-            tail = f"seed means over {_seed_list(seeds)}"
         holds = all(ok.values())
     if margin:
         tail += f"; margin {margin:g}"
-    conf = claim.confidence
-    if mean_curve_of is None:           # per-seed values: paired differences apply
-        st = stats if censor is None else {k: v.clip(upper=censor) for k, v in stats.items()}
-        effects = paired_effects(st, solver, others, direction=direction, margin=margin,
-                                 factor=factor, confidence=conf)
-    else:                               # seed-mean curves: bootstrap over seeds
-        from drocli.claims.bootstrap import bootstrap_effects
-
-        boot, n_seeds = draws
-        point = means
-        if censor is not None:
-            boot = {k: np.minimum(v, censor) for k, v in boot.items()}
-            point = {k: min(v, censor) for k, v in means.items()}
-        effects = bootstrap_effects(point, boot, n_seeds, solver, others,
-                                    direction=direction, margin=margin, factor=factor,
-                                    confidence=conf)
+    if mean_stats is not None:
+        tail += "; effect = per-seed statistic"
+    st = stats if censor is None else {k: v.clip(upper=censor) for k, v in stats.items()}
+    effects = paired_effects(st, solver, others, direction=direction, margin=margin,
+                             factor=factor, confidence=claim.confidence)
     tail += "; " + effects_text(effects)
     return holds, f"{prefix}{line} ({tail})", means, effects
 
@@ -277,25 +229,19 @@ def _curves(data: dict[str, pd.DataFrame], claim):
 
 
 def _curve_stats(claim, data, stat: Callable[[np.ndarray, np.ndarray], float],
-                 curves=None) -> tuple[dict[str, pd.Series], list | None, tuple | None]:
-    """label -> Series(seed -> stat(x, y)); with per_seed false, one entry ('mean') for the
-    seed-mean curve on the common grid. Also returns the seeds of the mean curves and the
-    seed-bootstrap draws of the statistic (both None seed by seed)."""
+                 curves=None) -> tuple[dict[str, pd.Series], dict | None, list | None]:
+    """label -> Series(seed -> stat(x, y)) of each seed's curve (what the verdict is judged
+    on); with per_seed false also the statistic of each label's seed-mean curve on its
+    common grid (the point comparison) and the seeds of those means (else None, None)."""
     import pandas as pd
 
-    from drocli.claims.bootstrap import curve_draws
-
-    out, seeds = {}, set()
+    out, means, seeds = {}, {}, set()
     curves = curves or _curves(data, claim)
     for label, (per_seed, agg) in curves.items():
-        if claim.seedwise:
-            out[label] = pd.Series({c.seed: stat(c.x, c.y) for c in per_seed}, dtype=float)
-        else:
-            out[label] = pd.Series({"mean": stat(agg.grid, agg.center)}, dtype=float)
+        out[label] = pd.Series({c.seed: stat(c.x, c.y) for c in per_seed}, dtype=float)
+        if not claim.seedwise:
+            means[label] = float(stat(agg.grid, agg.center))
             seeds |= set(agg.seeds)
     if claim.seedwise:
         return out, None, None
-    draws = curve_draws({k: agg for k, (_, agg) in curves.items()}, stat)
-    return out, sorted(seeds, key=lambda s: (str(type(s)), s)), draws
-
-
+    return out, means, sorted(seeds, key=lambda s: (str(type(s)), s))

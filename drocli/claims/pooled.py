@@ -2,9 +2,10 @@
 the filter (all seeds and swept settings), solver better than each other label, or every
 listed label better than a number.
 
-A max or min is a statement about every recorded run, judged exactly. A mean or median is
-judged on a bootstrap over the pooled cells (the runs are the sampling unit), like the other
-kinds' intervals."""
+The verdict, like every kind's, is judged on one summary per seed: the statistic over that
+seed's cells (the settings swept within a seed are one experiment; seeds are the independent
+replications), compared by the paired t of `drocli.claims.inference`. The statistic over
+all cells is the point comparison shown."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pydantic import Field, model_validator
 
 from drocli import registry
 from drocli.claims import ClaimBase
+from drocli.claims.inference import paired_effects, paired_t, signed_difference
 from drocli.claims.judge import _beats, _relation, _worst, effects_text, fmt_values
 
 
@@ -47,30 +49,38 @@ def pooled(claim: Pooled, data):
     """A statistic (mean, max, ...) of the final values pooled over every cell that passes
     the filter (all seeds and swept settings, e.g. all preferences): solver below each other
     label, or, with `value`, every listed label below that number."""
+    import pandas as pd
+
     direction = claim.direction
     stat = claim.statistic
+    fn = getattr(np, stat)
     op = "<" if direction == "below" else ">"
-    vals, finals = {}, {}
+    vals, per_seed = {}, {}
     for label, rows in data.items():
         order = [c for c in ("cell", "step", "oracle_calls") if c in rows.columns]
         last = rows.sort_values(order, kind="stable").groupby("cell", sort=False).tail(1)
-        import pandas as pd
-
         v = pd.to_numeric(last["value"], errors="coerce").to_numpy(dtype=float)
         v = np.where(np.isfinite(v), v, _worst(direction))
-        vals[label] = (getattr(np, stat)(v), v.size)
-        finals[label] = v
+        vals[label] = (fn(v), v.size)
+        seeds = last["seed"].to_numpy() if "seed" in last.columns else np.zeros(v.size)
+        per_seed[label] = pd.Series({s: fn(v[seeds == s]) for s in pd.unique(seeds)},
+                                    dtype=float)
     n_txt = ", ".join(f"{k}: {n}" for k, (_, n) in vals.items())
-    tail = f"{stat} over final values of all cells ({n_txt})"
+    tail = f"{stat} over final values of all cells ({n_txt}); effect = per-seed {stat}"
     if claim.value is not None:
         ok = {k: _beats(s, claim.value, direction, claim.margin) for k, (s, _) in
               vals.items()}
         shown = fmt_values([s for s, _ in vals.values()])
         parts = [f"{k} {t} {op if ok[k] else 'NOT ' + op} {claim.value:g}"
                  for (k, t) in zip(vals, shown, strict=True)]
-        effects = _cell_bootstrap(claim, finals, vals)
-        if effects:
-            tail += "; " + effects_text(effects)
+        effects = {}
+        for k, s in per_seed.items():      # each label against the number
+            d = signed_difference(s.to_numpy(), np.full(len(s), float(claim.value)),
+                                  direction)
+            e = paired_t(d[np.isfinite(d)], threshold=claim.margin,
+                         confidence=claim.confidence, k=len(per_seed))
+            effects[k] = {**e, "unpaired": int((~np.isfinite(d)).sum())}
+        tail += "; " + effects_text(effects)
         return all(ok.values()), f"{'; '.join(parts)} ({tail})", \
             {k: s for k, (s, _) in vals.items()}, effects
     sv = vals[claim.solver][0]
@@ -78,32 +88,8 @@ def pooled(claim: Pooled, data):
     ok = {o: _beats(sv, ov, direction, claim.margin) for o, ov in others.items()}
     if claim.margin:
         tail += f"; margin {claim.margin:g}"
-    effects = _cell_bootstrap(claim, finals, vals)
-    if effects:
-        tail += "; " + effects_text(effects)
+    effects = paired_effects(per_seed, claim.solver, claim.others, direction=direction,
+                             margin=claim.margin, confidence=claim.confidence)
+    tail += "; " + effects_text(effects)
     return all(ok.values()), f"{_relation(claim.solver, sv, others, ok, op)} ({tail})", \
         {k: s for k, (s, _) in vals.items()}, effects
-
-
-def _cell_bootstrap(claim: Pooled, finals: dict[str, np.ndarray], vals: dict) -> dict:
-    """Bootstrap over cells of a pooled mean or median (empty for max / min: exact)."""
-    if claim.statistic in ("max", "min"):
-        return {}
-    from drocli.claims.bootstrap import DRAWS, RNG_SEED, bootstrap_effects
-
-    rng = np.random.default_rng(RNG_SEED)
-    fn = getattr(np, claim.statistic)
-    draws = {k: fn(v[rng.integers(0, v.size, size=(DRAWS, v.size))], axis=1)
-             for k, v in finals.items()}
-    point = {k: s for k, (s, _) in vals.items()}
-    if claim.value is not None:         # each label against the number
-        const = np.full(DRAWS, float(claim.value))
-        return {k: bootstrap_effects({k: point[k], "value": claim.value},
-                                     {k: draws[k], "value": const}, finals[k].size, k,
-                                     ["value"], direction=claim.direction, unit="cell",
-                                     margin=claim.margin, confidence=claim.confidence)["value"]
-                for k in finals}
-    n = min(v.size for v in finals.values())
-    return bootstrap_effects(point, draws, n, claim.solver,
-                             claim.others, direction=claim.direction, margin=claim.margin,
-                             confidence=claim.confidence, unit="cell")

@@ -83,24 +83,23 @@ def reach_first(claim: ReachFirst, data):
         s, b, lv = fmt_values([start, best, level])
         how = (f"{lv} (= start {s} - {claim.level_fraction:g} x (start - best final "
                f"{b}))")
-    stats, mean_of, draws = _curve_stats(
-        claim, data, lambda xs, ys: _first_reach(xs, ys, level, direction), curves=curves)
+    reach = lambda xs, ys: _first_reach(xs, ys, level, direction)  # noqa: E731
+    stats, means, mean_seeds = _curve_stats(claim, data, reach, curves=curves)
     # a level never reached is censored at the horizon (the largest x recorded) for the
-    # effects: the true time is at least that, so an other that never reaches it is credited
-    # less than its real disadvantage, and a solver that never does is charged less (both
-    # conservative for the claim)
+    # effects: the true x is at least that, so an other that never reaches it is credited
+    # less than its real disadvantage, and a solver that never does cannot come out ahead
+    # of an other on that seed (the difference there is <= 0)
     horizon = max(float(c.x[-1]) for per_seed, _ in curves.values() for c in per_seed
                   if len(c.x))
+    if means is not None:
+        means = {k: math.inf if math.isnan(v) else v for k, v in means.items()}
     # reaching earlier is "below" in x, whatever the direction of the metric
-    holds, detail, means, effects = _judge(
+    holds, detail, shown, effects = _judge(
         claim, {k: v.fillna(math.inf) for k, v in stats.items()}, direction="below",
-        factor=claim.factor, fmt=_fmt_budget, mean_curve_of=mean_of, draws=draws,
+        factor=claim.factor, fmt=_fmt_budget, mean_stats=means, mean_seeds=mean_seeds,
         censor=horizon, prefix=f"first {x} with {claim.metric} "
                                f"{'<=' if direction == 'below' else '>='} {how}: ")
-    if not math.isfinite(means[claim.solver]):
+    if not math.isfinite(shown[claim.solver]):
         holds = False
         detail += f"; {claim.solver} never reaches it"
-        for e in effects.values():      # censoring cannot make a level never reached count
-            e["verdict"] = "not_reproduced"
-            e["why"] = f"{claim.solver} never reaches the level"
-    return holds, detail, means, effects
+    return holds, detail, shown, effects

@@ -43,6 +43,6 @@ def smoother(claim: Smoother, data):
         return total - abs(float(w[-1] - w[0])) if measure == "excess" else total
 
     name = "total variation" if measure == "tv" else "excess variation (TV - |net change|)"
-    stats, mean_of, draws = _curve_stats(claim, data, tv)
-    return _judge(claim, stats, mean_curve_of=mean_of, draws=draws,
+    stats, means, mean_seeds = _curve_stats(claim, data, tv)
+    return _judge(claim, stats, mean_stats=means, mean_seeds=mean_seeds,
                   prefix=f"{name} after {frac:g} of x: ")

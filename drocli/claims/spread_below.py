@@ -6,8 +6,6 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-import numpy as np
-
 from drocli import registry
 from drocli.claims import ClaimBase
 from drocli.claims.judge import _final_stats, _relation, effects_text
@@ -23,29 +21,22 @@ class SpreadBelow(ClaimBase):
                 description="seed std of the final value: solver smaller than every other")
 def spread_below(claim: SpreadBelow, data):
     """Sample std over seeds of each label's final value: solver below every other. Judged
-    on log(std_other / std_solver) with a seed bootstrap (paired when the seeds match)."""
-    from drocli.claims.bootstrap import DRAWS, RNG_SEED, bootstrap_effects, resample_weights
+    on log(std_other / std_solver) over the seeds both labels ran, by the exact sign-flip
+    test of `drocli.claims.inference` (a verdict at 95 % needs 6 paired seeds)."""
+    from drocli.claims.inference import spread_effect
 
     stats = {k: v.dropna() for k, v in _final_stats(data, claim).items()}
     sd = {k: float(v.std(ddof=1)) if len(v) > 1 else math.nan for k, v in stats.items()}
-    paired = len({tuple(v.index) for v in stats.values()}) == 1
-    draws = {}
-    for j, (k, v) in enumerate(stats.items()):
-        x = v.to_numpy(dtype=float)
-        if len(x) < 2:
-            draws[k] = np.full(DRAWS, np.nan)
-            continue
-        w = resample_weights(len(x), seed=RNG_SEED if paired else RNG_SEED + j)
-        mean = w @ x
-        var = (w @ x**2 - mean**2) * len(x) / (len(x) - 1)
-        draws[k] = 0.5 * np.log(np.maximum(var, 1e-300))
-    point = {k: math.log(s) if s > 0 else (-math.inf if s == 0 else math.nan)
-             for k, s in sd.items()}
-    n = min(len(v) for v in stats.values())
-    effects = bootstrap_effects(point, draws, n, claim.solver, claim.others,
-                                confidence=claim.confidence)
+    effects = {}
+    k = len(claim.others)
+    for o in claim.others:
+        common = [s for s in stats[claim.solver].index if s in set(stats[o].index)]
+        a = stats[claim.solver].loc[common].to_numpy(dtype=float)
+        b = stats[o].loc[common].to_numpy(dtype=float)
+        effects[o] = spread_effect(a, b, confidence=claim.confidence, k=k)
+    n = max((e["n"] for e in effects.values()), default=0)
     ok = {o: sd[claim.solver] < sd[o] for o in claim.others}
     line = _relation(claim.solver, sd[claim.solver], {o: sd[o] for o in claim.others}, ok, "<")
-    tail = (f"seed std of the final value over {n} seed(s); effect = log(std ratio); "
-            + effects_text(effects))
+    tail = (f"seed std of the final value over {n} paired seed(s); effect = log(std "
+            f"ratio); " + effects_text(effects))
     return all(ok.values()), f"spread: {line} ({tail})", sd, effects

@@ -1,0 +1,120 @@
+"""Claims fixed before the runs that judge them (preregistration), and tuning seeds kept
+apart from judged seeds.
+
+`run` keeps, in the manifest, each claim's content hash and the time it was first seen with
+that content (`claims: {id: {sha1, fixed}}`), and stamps every cell it runs with the time it
+finished (`cells: {id: {..., at}}`). A claim is *preregistered* when its hash is the one
+registered and every cell it is judged on ran after it was fixed. Otherwise it is *post hoc*:
+its text, threshold, direction, mark or reading changed after (some of) its records were
+written, or it was added afterwards. A post-hoc claim is *confirmed* when the seeds whose
+cells all ran after it was fixed are enough to judge it: `check` then judges it on those
+seeds alone and reports that verdict, with the post-hoc one beside it.
+
+The hash covers what is judged and said: every field of the claim's model (text, kind,
+metric, labels, threshold, factor, level, direction, seeds rule, filter, profiles, mark,
+confidence) except its `source` (the paper's words it cites: attaching or correcting the
+citation does not change the test) and fields at their default (`exclude_defaults`), so a
+field added to drocli later does not re-key old claims.
+
+A spec's `tuning:` names where its settings came from (the tuning specs or records) and the
+seeds tuning used; a claim judged on any of them is flagged: tuning on the judged seeds
+biases the comparison towards the tuned methods.
+
+Reading a results folder needs only its manifest and records: nothing here imports a
+plug-in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+
+
+def claim_hash(claim) -> str:
+    """sha1 of the claim's content (model or dict), without its source and the fields at
+    their default."""
+    if hasattr(claim, "model_dump"):
+        data = claim.model_dump(mode="json", exclude_defaults=True)
+    else:
+        data = dict(claim)
+    data.pop("source", None)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def register(previous: dict | None, claims, at: str | None = None) -> dict:
+    """The manifest's `claims` entry for these claims: an unchanged claim keeps the time it
+    was fixed; a new or changed one is fixed now."""
+    previous = previous or {}
+    at = at or now()
+    out = {}
+    for c in claims:
+        h = claim_hash(c)
+        old = previous.get(c.id) if isinstance(previous, dict) else None
+        if isinstance(old, dict) and old.get("sha1") == h and old.get("fixed"):
+            out[c.id] = old
+        else:
+            out[c.id] = {"sha1": h, "fixed": at}
+    return out
+
+
+def _time(s) -> datetime | None:
+    try:
+        t = datetime.fromisoformat(str(s))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def cell_times(manifest: dict) -> dict[str, datetime | None]:
+    """cell id -> a time it finished after: its own stamp, else the manifest's
+    `cells_ran_after` (folders recorded before cells were stamped: the time of the commit
+    their run ran from, docs/backfill_registration.py), else unknown (None: not after any
+    claim)."""
+    after = manifest.get("cells_ran_after")
+    run_start = _time(after.get("at")) if isinstance(after, dict) else None
+    out = {}
+    for cid, st in (manifest.get("cells") or {}).items():
+        at = _time(st.get("at")) if isinstance(st, dict) and st.get("at") else None
+        out[cid] = at or run_start
+    return out
+
+
+def assess(manifest: dict, claim, cells_judged: dict[str, object]) -> dict:
+    """Registration of one claim judged on `cells_judged` (cell id -> seed):
+    {status: preregistered | post_hoc, why, confirmed_seeds (post hoc: the seeds every cell
+    of which ran after the claim was fixed)}."""
+    entry = (manifest.get("claims") or {}).get(claim.id)
+    if not isinstance(entry, dict) or "sha1" not in entry:
+        return {"status": "post_hoc", "why": "not registered in the manifest before its run",
+                "confirmed_seeds": []}
+    if entry["sha1"] != claim_hash(claim):
+        return {"status": "post_hoc", "why": "changed after it was registered",
+                "confirmed_seeds": []}
+    fixed = _time(entry.get("fixed"))
+    times = cell_times(manifest)
+    late: dict[object, bool] = {}
+    for cid, seed in cells_judged.items():
+        t = times.get(cid)
+        after = fixed is not None and t is not None and t >= fixed
+        late[seed] = late.get(seed, True) and after
+    if late and all(late.values()):
+        return {"status": "preregistered", "why": "", "confirmed_seeds": sorted(late, key=str)}
+    before = sorted((s for s, ok in late.items() if not ok), key=str)
+    return {"status": "post_hoc",
+            "why": f"fixed {entry.get('fixed', '?')[:16]}, after the runs of seed(s) "
+                   f"{', '.join(map(str, before[:8]))}{' ...' if len(before) > 8 else ''}",
+            "confirmed_seeds": sorted((s for s, ok in late.items() if ok), key=str)}
+
+
+def tuning_overlap(tuning: dict | None, seeds) -> list:
+    """The judged seeds that tuning used (the spec's `tuning.seeds`)."""
+    if not tuning:
+        return []
+    used = {str(s) for s in tuning.get("seeds") or ()}
+    return sorted({s for s in seeds if str(s) in used}, key=str)

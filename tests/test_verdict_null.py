@@ -1,0 +1,147 @@
+"""The verdict procedures keep their error rates (drocli.claims.inference).
+
+Each test runs simulated records through the real judging code (`evaluate_claims`):
+
+- under a true null, the labels are exchangeable (the same algorithm and settings, each with
+  its own random stream; the seed also draws a shared data effect), and a 95 % claim must
+  come out HOLDS and FAILS each at most 2.5 % of the time (the one-sided rate), within the
+  Monte Carlo error, at 3, 5 and 10 seeds, for every claim kind, against one other and
+  against four (the multiplicity rule);
+- with a clear effect, a claim must still HOLD at 5 seeds (the seed spread, judged by an
+  exact sign-flip test, can first decide at 6 seeds: it is checked at 10).
+
+The curves are skewed on purpose (log-normal rates, multiplicative wiggles, levels some
+seeds never reach, a discrete checkpoint grid), since real runs are. The default run uses
+`REPS` replications per setting; `-m slow` runs 1,000, against four others too.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from drocli.claims import evaluate_claims
+
+NOMINAL = 0.025          # one-sided rate of a 95 % two-sided interval
+REPS = 120
+X = np.linspace(0.0, 1000.0, 41)
+
+
+def simulate(rng, n_seeds: int, labels: dict[str, dict], settings: int = 2) -> pd.DataFrame:
+    """Records of curves y = floor + (1 - floor) exp(-5 r t / T) * wiggle: r log-normal
+    with a shared seed effect, the floor log-normal around `floor`; per label: `rate`
+    multiplies r, `sd` scales its own noise, `wiggle` the multiplicative noise along the
+    curve, `time` the seconds per oracle call."""
+    rows = []
+    for seed in range(n_seeds):
+        shared = rng.standard_normal()
+        for label, p in labels.items():
+            for setting in range(settings):
+                sd = p.get("sd", 0.4)
+                r = p.get("rate", 1.0) * math.exp(0.3 * shared + sd * rng.standard_normal())
+                floor = p.get("floor", 0.1) * math.exp(0.1 * shared
+                                                       + sd * rng.standard_normal())
+                y = floor + (1 - floor) * np.exp(-5.0 * r * X / X[-1]) * np.exp(
+                    p.get("wiggle", 0.05) * rng.standard_normal(X.size))
+                t = X * 1e-4 * p.get("time", 1.0) * math.exp(0.2 * rng.standard_normal())
+                cell = f"{label}-{seed}-{setting}"
+                rows.append(pd.DataFrame({
+                    "experiment": "sim", "cell": cell, "solver": "s", "label": label,
+                    "dataset": "d", "seed": seed, "setting": setting,
+                    "step": np.arange(X.size), "oracle_calls": X, "time_s": t,
+                    "metric": "m", "value": y}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def claims(others: list[str]) -> list[dict]:
+    base = {"text": "sim", "metric": "m", "solver": "A", "others": others}
+    first = {"setting": 0}
+    return [
+        {**base, "id": "final", "kind": "final_below", "filter": first},
+        {**base, "id": "final_means", "kind": "final_below", "per_seed": False,
+         "filter": first},
+        {**base, "id": "best", "kind": "best_below", "filter": first},
+        {**base, "id": "reach", "kind": "reach_first", "level": 0.2, "filter": first},
+        {**base, "id": "reach_frac", "kind": "reach_first", "level_fraction": 0.9,
+         "filter": first},
+        {**base, "id": "reach_seedwise", "kind": "reach_first", "level": 0.2,
+         "per_seed": True, "filter": first},
+        {**base, "id": "smoother", "kind": "smoother", "filter": first},
+        {**base, "id": "spread", "kind": "spread_below", "filter": first},
+        {**base, "id": "pooled_mean", "kind": "pooled"},
+        {**base, "id": "pooled_max", "kind": "pooled", "statistic": "max"},
+        {**{k: v for k, v in base.items() if k != "metric"}, "id": "wall_time",
+         "kind": "wall_time_below", "filter": first},
+    ]
+
+
+KINDS = [c["id"] for c in claims(["B"])]
+
+
+def rates(n_seeds: int, n_others: int, reps: int, labels=None, seed: int = 0):
+    """claim id -> (share of HOLDS, share of FAILS) over `reps` simulated folders."""
+    rng = np.random.default_rng([seed, n_seeds, n_others])
+    others = [f"B{j}" for j in range(n_others)]
+    labels = labels or {k: {} for k in ["A", *others]}
+    cl = claims(others)
+    holds = dict.fromkeys(KINDS, 0)
+    fails = dict.fromkeys(KINDS, 0)
+    for _ in range(reps):
+        for r in evaluate_claims(simulate(rng, n_seeds, labels), cl, "paper"):
+            holds[r.id] += r.status == "holds"
+            fails[r.id] += r.status == "fails"
+    return {k: (holds[k] / reps, fails[k] / reps) for k in KINDS}
+
+
+def bound(reps: int) -> float:
+    """The nominal rate plus three Monte Carlo standard errors."""
+    return NOMINAL + 3 * math.sqrt(NOMINAL * (1 - NOMINAL) / reps)
+
+
+def _check_null(n_seeds, n_others, reps):
+    got = rates(n_seeds, n_others, reps)
+    over = {k: v for k, v in got.items() if max(v) > bound(reps)}
+    assert not over, (f"{n_seeds} seeds, {n_others} other(s): false (HOLDS, FAILS) rates "
+                      f"above {bound(reps):.3f}: {over}")
+
+
+@pytest.mark.parametrize("n_seeds", [3, 5, 10])
+def test_null_false_verdicts_at_most_nominal(n_seeds):
+    _check_null(n_seeds, 1, REPS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_seeds", [3, 5, 10])
+@pytest.mark.parametrize("n_others", [1, 4])
+def test_null_false_verdicts_at_most_nominal_many(n_seeds, n_others):
+    _check_null(n_seeds, n_others, 1000)
+
+
+NOISY = {"sd": 0.1}      # the others' seed-to-seed noise: 10 % in rate and floor
+CLEAR = {"A": {"rate": 3.0, "floor": 0.05, "wiggle": 0.005, "sd": 0.01, "time": 0.3},
+         "B0": NOISY, "B1": NOISY, "B2": NOISY, "B3": NOISY}
+
+
+@pytest.mark.parametrize("n_seeds", [5, 10])
+def test_clear_effect_holds(n_seeds):
+    """A solver clearly better on every count, each effect several times the seed noise
+    of the others (10 %): 3x the rate, half the floor, 10x steadier, a tenth of the
+    spread, a third of the time per call; holds against four others at 5 seeds in at least
+    90 % of the folders, for every kind but the spread, which needs 6 seeds; at 10 seeds
+    all kinds hold."""
+    got = rates(n_seeds, 4, 30, labels=CLEAR, seed=1)
+    low = {k: h for k, (h, _) in got.items() if h < 0.9
+           and not (k == "spread" and n_seeds < 6)}
+    assert not low, f"{n_seeds} seeds: clear effects that do not hold often enough: {low}"
+    assert all(f == 0 for _, f in got.values())
+
+
+def test_few_seeds_never_decide():
+    """Two seeds (and five for the spread) are INCONCLUSIVE even with a clear effect."""
+    two = rates(2, 1, 20, labels={"A": CLEAR["A"], "B0": NOISY}, seed=2)
+    assert all(h == 0 and f == 0 for h, f in two.values()), two
+    five = rates(5, 1, 20, labels={"A": CLEAR["A"], "B0": NOISY}, seed=3)
+    assert five["spread"] == (0.0, 0.0)
