@@ -2,8 +2,10 @@
 apart from judged seeds.
 
 `run` keeps, in the manifest, each claim's content hash and the time it was first seen with
-that content (`claims: {id: {sha1, fixed}}`), and stamps every cell it runs with the time it
-finished (`cells: {id: {..., at}}`). A claim is *preregistered* when its hash is the one
+that content (`claims: {id: {sha1, fixed}}`), and stamps every cell with the time it first
+finished (`cells: {id: {..., at}}`; a re-run of the same cell id, which gives the same
+numbers, keeps the first time: re-running the seeds a claim was written on cannot confirm
+it). A claim is *preregistered* when its hash is the one
 registered and every cell it is judged on ran after it was fixed. Otherwise it is *post hoc*:
 its text, threshold, direction, mark or reading changed after (some of) its records were
 written, or it was added afterwards. A post-hoc claim is *confirmed* when the seeds whose
@@ -69,6 +71,13 @@ def _time(s) -> datetime | None:
     except ValueError:
         return None
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def earliest(*times) -> str | None:
+    """The earliest of these times (datetimes or ISO strings; None ignored), as ISO."""
+    parsed = [t if isinstance(t, datetime) else _time(t) for t in times if t]
+    parsed = [t for t in parsed if t is not None]
+    return min(parsed).isoformat() if parsed else None
 
 
 def cell_times(manifest: dict) -> dict[str, datetime | None]:

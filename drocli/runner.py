@@ -384,10 +384,13 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
             client.submit(preflight, pending, pure=False).result()
         started = datetime.now(timezone.utc).isoformat()
         try:                    # the claims as fixed before this run's cells
-            previous = read_manifest(out).get("claims")
+            previous = read_manifest(out)
         except DrocliError:
-            previous = None
-        claims_fixed = registration.register(previous, spec.claims, at=started)
+            previous = {}
+        claims_fixed = registration.register(previous.get("claims"), spec.claims, at=started)
+        # a cell re-run (same id: same settings and seed, so the same numbers) keeps the
+        # time it first ran: only a cell never run before can confirm a claim fixed since
+        first_ran = registration.cell_times(previous)
         ownership.claim(out, spec.name)
         log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
             f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
@@ -406,7 +409,8 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     for c in cells:
         st = cell_st.get(c.id) or {"status": "missing"}
         statuses[c.id] = {"label": c.label, "seed": c.seed, "status": st.get("status"),
-                          "error": st.get("error"), "at": st.get("at")}
+                          "error": st.get("error"),
+                          "at": registration.earliest(first_ran.get(c.id), st.get("at"))}
     manifest = {"experiment": spec.name, "profile": spec.profile, "started": started,
                 "finished": datetime.now(timezone.utc).isoformat(),
                 "spec_sha1": spec_sha1, "run_key": run_key,

@@ -87,6 +87,10 @@ def test_claim_changed_after_its_run_is_post_hoc_until_fresh_seeds(tiny_spec, tm
     assert "[POST HOC]" in text and "post hoc: changed" not in text   # fixed after the runs
     assert text.strip().splitlines()[-1].startswith("SUMMARY  2 claim(s):")
 
+    # re-running the same seeds (same cells, same numbers) does not confirm it
+    assert call("run", tiny_spec, "--out", out, "-q", "--force") == 0
+    assert _check_json(out, capsys)["second"]["registration"]["status"] == "post_hoc"
+
     # fresh seeds run after the change confirm it: judged on those seeds alone
     raw["seeds"] = [0, 1, 2, 3, 4, 5]
     tiny_spec.write_text(yaml.safe_dump(raw))
