@@ -84,7 +84,7 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
                 click.echo(done, err=True)
             click.echo(f"records: {Path(out) / 'records.csv.gz'}")
             return
-    from drocli import records, runner
+    from drocli import runner
     from drocli.cells import expand
     from drocli.spec import load_spec, parse_set
 
@@ -95,8 +95,14 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
 
         check_memory(spec, str(spec_file), n_jobs=n_jobs)
     if dry_run:
-        for c in expand(spec):
-            done = "done" if records.is_finished(out, c.id) else "todo"
+        cells = expand(spec)
+        finished = set() if force else runner.finished_cells(out, cells)
+        click.echo(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
+                   f"{len(finished & {c.id for c in cells})} done, "
+                   f"{len([c for c in cells if c.id not in finished])} to run -> {out}",
+                   err=True)
+        for c in cells:
+            done = "done" if c.id in finished else "todo"
             click.echo(f"{c.id}  {done:4}  {c.label:<16} seed={c.seed}  {c.dataset}")
         return
     log = (lambda *a, **k: None) if quiet else (lambda m: click.echo(m, err=True))

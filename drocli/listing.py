@@ -19,6 +19,14 @@ def _summaries(kind: str) -> dict[str, tuple[str | None, str]]:
     return registry.static_summaries(kind)
 
 
+VERDICTS = ("Every kind is judged on one summary per seed: a paired t-interval of the "
+            "differences at the claim's confidence (the seed spread: an exact sign-flip "
+            "test). Against several others it HOLDS only if it holds against every one "
+            "(intersection-union) and is NOT REPRODUCED if refuted against any one at the "
+            "Bonferroni level (1 - confidence) / k; fewer than 3 seeds are INCONCLUSIVE. "
+            "docs/verdicts.md says why.")
+
+
 def table(kind: str) -> str:
     """`drocli list solvers`: name, family and one line per entry (read from the sources
     where the decorator's arguments are literals: no plug-in is imported for a listing)."""
@@ -29,6 +37,8 @@ def table(kind: str) -> str:
     for name, (family, summary) in rows.items():
         fam = f"{family or '':<{fam_w}}  " if fam_w else ""
         lines.append(f"  {name:<{width}}  {fam}{summary}")
+    if kind == "claim":
+        lines += ["", *textwrap.wrap(VERDICTS, 92)]
     return "\n".join(lines)
 
 
@@ -56,4 +66,6 @@ def describe(kind: str, name: str) -> str:
         lines.append("parameters: none")
     if e.metrics:
         lines.append("metrics: " + ", ".join(e.metrics))
+    if kind == "claim":
+        lines += textwrap.wrap("verdict: " + VERDICTS, 92)
     return "\n".join(lines)

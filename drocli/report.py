@@ -145,8 +145,10 @@ def markdown(page: Page) -> str:
     lines += [f"| {k} | {v} |" for k, v in _provenance(page)]
     if page.description:
         lines += ["", "## Settings, deviations and stand-ins", "", page.description]
-    lines += ["", "## Verdicts", "", "| claim | status | effect and interval | what is judged "
-              "| the paper's words |", "|---|---|---|---|---|"]
+    from drocli.listing import VERDICTS
+
+    lines += ["", "## Verdicts", "", VERDICTS, "", "| claim | status | effect and interval "
+              "| what is judged | the paper's words |", "|---|---|---|---|---|"]
 
     def cell(t: str) -> str:
         return " ".join(t.split()).replace("|", "\\|")
@@ -191,6 +193,7 @@ def _html_page(title: str, body: str) -> str:
 
 def html_page(page: Page) -> str:
     from drocli.claims import TAGS
+    from drocli.listing import VERDICTS
 
     e = html.escape
     rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _provenance(page))
@@ -212,7 +215,8 @@ def html_page(page: Page) -> str:
             if page.description else "")
     body = (f"<h1>{e(page.title)}</h1><p>Results folder <code>{e(page.name)}</code>."
             + (f" <strong>{e(page.note)}</strong>" if page.note else "") + "</p>"
-            f"<table>{rows}</table>{desc}<h2>Verdicts</h2><table><tr><th>claim</th>"
+            f"<table>{rows}</table>{desc}<h2>Verdicts</h2><p>{e(VERDICTS)}</p>"
+            "<table><tr><th>claim</th>"
             "<th>status</th><th>effect and interval</th><th>what is judged</th>"
             f"<th>the paper's words</th></tr>{claims}</table>"
             f"<h2>Figures</h2>{figs or '<p>(none)</p>'}")

@@ -303,6 +303,23 @@ def _recorded(out: Path, ids: list[str]) -> dict | None:
     return {**man, "records_rows": len(df), "records_sha1": file_digest(rec)}
 
 
+def finished_cells(out: Path, cells) -> set[str]:
+    """The ids of these cells that `run` would not run again: finished in their cell file,
+    or listed finished by the manifest of a folder whose records still have the checksum it
+    recorded (a recorded folder keeps no cell files). What `--dry-run` shows."""
+    out = Path(out)
+    done = {c.id for c in cells if records.is_finished(out, c.id)}
+    try:
+        man = read_manifest(out)
+    except DrocliError:
+        return done
+    listed = man.get("cells") or {}
+    if isinstance(listed, dict) and records_current(records.records_path(out), man):
+        done |= {c.id for c in cells if isinstance(listed.get(c.id), dict)
+                 and records.finished(listed[c.id])}
+    return done
+
+
 def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, client,
                  quiet: bool, log, fresh: dict) -> list[dict]:
     """Run the pending cells and write each one as it comes back (also into `fresh`:

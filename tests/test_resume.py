@@ -116,3 +116,22 @@ def test_revised_spec_on_a_finished_run_keeps_its_provenance(tiny_spec, tmp_path
     # and the revised folder is then up to date: nothing to do
     assert call("run", revised, "--out", out) == 0
     assert "records current" in capsys.readouterr().err
+
+
+def test_dry_run_agrees_with_run_on_a_recorded_folder(tiny_spec, tmp_path, capsys):
+    """A folder kept without its cell files (as results/ in git): --dry-run says every cell
+    is done, as `run` decides, and names the folder; --force shows every cell to run."""
+    import shutil
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    shutil.rmtree(out / "cells")
+    capsys.readouterr()
+    assert call("run", tiny_spec, "--out", out, "--dry-run") == 0
+    got = capsys.readouterr()
+    assert f"4 cells, 4 done, 0 to run -> {out}" in got.err
+    assert got.out.count("  done  ") == 4
+    assert call("run", tiny_spec, "--out", out, "--dry-run", "--force") == 0
+    assert capsys.readouterr().out.count("  todo  ") == 4
+    assert call("run", tiny_spec, "--out", out) == 0
+    assert "all 4 cells done and records current" in capsys.readouterr().err

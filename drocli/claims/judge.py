@@ -107,7 +107,7 @@ def effects_text(effects: dict[str, dict]) -> str:
     parts = []
     for o, e in effects.items():
         thr = f" vs threshold {e['threshold']:g}" if e["threshold"] else ""
-        verdict = e["verdict"].replace("_", " ")
+        verdict = _word(e["verdict"])
         if e.get("p_holds") is not None:
             parts.append(f"{o} {e['mean']:+.3g} (p = {e['p_holds']:.3g} for, "
                          f"{e['p_refutes']:.3g} against) {verdict}")
@@ -127,7 +127,13 @@ def effects_text(effects: dict[str, dict]) -> str:
     multi = (f"; refuted against any one at {1 - (1 - conf) / k:.4g} (Bonferroni over "
              f"{k})" if k > 1 else "")
     return (f"{method} {conf:.0%} over {n} {first.get('unit', 'seed')}(s){multi}: "
-            + "; ".join(parts) + f" -> {overall(effects).replace('_', ' ')}")
+            + "; ".join(parts) + f" -> {_word(overall(effects))}")
+
+
+def _word(verdict: str) -> str:
+    """The statistical verdict in words: holds, refuted, inconclusive (the claim's status,
+    HOLDS / FAILS / NOT REPRODUCED, also depends on its mark)."""
+    return {"not_reproduced": "refuted"}.get(verdict, verdict.replace("_", " "))
 
 
 def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
