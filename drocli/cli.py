@@ -376,17 +376,6 @@ def _saved_spec(results_dir):
     return load_spec(results_file(results_dir, "spec.yaml"))
 
 
-MAX_LINE = 300
-
-
-def cap(text: str) -> str:
-    """One error line of at most about MAX_LINE characters (head and the fix at the end)."""
-    text = " ".join(str(text).split())
-    if len(text) <= MAX_LINE:
-        return text
-    return text[:MAX_LINE - 100] + " [...] " + text[-93:]
-
-
 OS_FIXES = {
     errno.ENOSPC: "free disk space, or give --out on another disk; re-running resumes",
     errno.EDQUOT: "free space in your quota, or give --out elsewhere; re-running resumes",
@@ -403,11 +392,13 @@ OS_FIXES = {
 
 
 def os_error_line(e: OSError) -> str:
-    """An OSError as one line with the path and the fix."""
+    """An OSError as one line with the path and the fix (a long path loses its middle)."""
+    from drocli.errors import fit_line
+
     path = e.filename if e.filename is not None else "(no path)"
     what = e.strerror or type(e).__name__
     fix = OS_FIXES.get(e.errno, "check the path and the disk")
-    return f"{path}: {what} (fix: {fix})"
+    return fit_line(str(path), None, what, fix)
 
 
 def main(argv=None):
@@ -421,10 +412,10 @@ def main(argv=None):
         e.show()
         sys.exit(e.exit_code)
     except DrocliError as e:
-        click.echo(f"drocli: error: {cap(str(e))}", err=True)
+        click.echo(f"drocli: error: {e.line()}", err=True)
         sys.exit(2)
     except OSError as e:            # disk full, read-only folder, permissions, file too large
-        click.echo(f"drocli: error: {cap(os_error_line(e))}", err=True)
+        click.echo(f"drocli: error: {os_error_line(e)}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         click.echo("drocli: interrupted; re-run the same command to resume", err=True)

@@ -63,6 +63,22 @@ def call(*args) -> int:
     return 0
 
 
+def names_file(err: str, path) -> bool:
+    """The error line `err` names `path`: whole, or (a long path) shortened in its middle as
+    error lines shorten it (`/tmp/long/\u2026/experiments/x.yaml`): its start and its end,
+    the file name included, kept."""
+    import re
+
+    p = str(path)
+    if p in err:
+        return True
+    for m in re.finditer(r"(\S*)\u2026(/\S*)", err):
+        head, tail = m.group(1), m.group(2).rstrip(":")
+        if head and p.startswith(head) and p.endswith(tail) and tail.endswith(Path(p).name):
+            return True
+    return False
+
+
 class StepMonitor:
     """Minimal monitor: a fixed oracle budget, chunks of up to 50 steps, no recording."""
 

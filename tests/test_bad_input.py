@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import call
+from tests.conftest import call, names_file
 
 SPEC = Path(__file__).resolve().parents[1] / "experiments" / "gdro_synthetic.yaml"
 
@@ -60,7 +60,7 @@ def test_refused_at_load(override, key, word, tmp_path, capsys):
     assert code == 2, err
     assert not out.exists(), "nothing written"
     assert len(err.splitlines()) == 1 and "Traceback" not in err
-    assert str(SPEC) in err and f": {key}: " in err and word in err, err
+    assert names_file(err, SPEC) and f": {key}: " in err and word in err, err
     assert "(fix: " in err
 
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import call
+from tests.conftest import call, names_file
+
+SPECS = Path(__file__).resolve().parents[1] / "experiments"
 
 
 def snapshot(folder: Path) -> dict:
@@ -155,6 +157,42 @@ def test_long_error_lines_are_capped(tiny_spec, tmp_path, capsys):
     code = call("run", tiny_spec, "--out", out, "--set", "seeds=[" + "a, " * 3000 + "b]", "-q")
     err = one_line_exit_2(code, capsys, "seeds")
     assert len(err) <= 320 and "[...]" in err and "(fix:" in err
+
+
+MEMORY_FIX = ("(fix: lower data.params.n_train, use fewer jobs (-j), or pass "
+              "--skip-memory-check if you know better)")
+
+
+@pytest.mark.parametrize("override,key,fix", [
+    ("data.params.n_train=1e8", "data.params.n_train", MEMORY_FIX),
+    ("metrics=[max_risk_trian]", "metrics[0]", "(fix: did you mean 'max_risk_train'"),
+    ("solvers.ALEG.params.gama_w=1", "solvers[0].params.gama_w", "(fix: did you mean"),
+])
+def test_a_long_spec_path_keeps_the_key_and_the_fix(override, key, fix, tmp_path, capsys):
+    """A checkout at a long path: the error line loses the middle of the path, never the
+    key path or the fix (the cap cut them)."""
+    deep = tmp_path.joinpath(*[f"a_long_folder_of_a_checkout_{i:02d}" for i in range(10)],
+                             "experiments")
+    deep.mkdir(parents=True)
+    spec = deep / "gdro_synthetic.yaml"
+    spec.write_text((SPECS / "gdro_synthetic.yaml").read_text())
+    assert len(str(spec)) > 300
+    out = tmp_path / "out"
+    code = call("run", spec, "--out", out, "--set", override, "-q")
+    err = one_line_exit_2(code, capsys, f": {key}: ", fix)
+    assert names_file(err, spec) and "\u2026/" in err, err
+    assert len(err) <= 330 and err.endswith(")"), err
+    assert not out.exists()
+
+
+def test_a_long_os_error_path_keeps_the_fix():
+    from drocli.cli import os_error_line
+
+    path = "/" + "/".join(f"folder_{i:03d}" for i in range(60)) + "/records.csv.gz"
+    line = os_error_line(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path))
+    assert len(line) <= 300 and "/records.csv.gz: " in line and "/folder_000/" in line
+    assert line.endswith("(fix: free disk space, or give --out on another disk; re-running "
+                         "resumes)")
 
 
 def test_binary_and_huge_specs(tmp_path, capsys):
