@@ -24,6 +24,26 @@ Re-running the same command resumes: finished cells are skipped (--force re-runs
 """
 
 
+def _jobs(ctx, param, value):
+    """-j: a count of parallel cells >= 1, or -1 for every core (refused before anything is
+    loaded or written: joblib fails on 0 only once the folder exists)."""
+    if value is not None and value != -1 and value < 1:
+        raise DrocliError(f"{value} is not a number of parallel cells", key="-j/--jobs",
+                          fix="give -j 1 or more, or -j -1 for every core")
+    return value
+
+
+def _tolerance(ctx, param, value):
+    """--rtol / --atol: finite and >= 0 (NaN compares false, so NaN matched everything)."""
+    import math
+
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise DrocliError(f"{value} is not a tolerance", key=f"--{param.name}",
+                          fix=f"give a finite number >= 0, e.g. --{param.name} "
+                          f"{param.default:g}")
+    return value
+
+
 def _default_out(spec) -> Path:
     name = spec.name if spec.profile == spec.default_profile else f"{spec.name}-{spec.profile}"
     return Path("results") / name
@@ -49,7 +69,7 @@ def cli():
 @click.option("--out", "-o", type=click.Path(path_type=Path),
               help="Results folder [default: results/<spec name>, -<profile> unless paper].")
 @click.option("-j", "--jobs", "n_jobs", type=int, default=1, show_default=True,
-              help="Cells run in parallel (-1: all cores).")
+              callback=_jobs, help="Cells run in parallel (-1: all cores).")
 @click.option("--profile", "-p", help="Spec profile: smoke (<1 min), quick, paper [default].")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a spec value by dotted path (YAML value); repeatable.")
@@ -73,6 +93,10 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
     """
     from drocli.resume import nothing_to_do, run_key
 
+    if backend == "dask":
+        from drocli.runner import dask_timeout
+
+        dask_timeout()                   # a bad DROCLI_DASK_TIMEOUT: refused before anything
     try:
         key = run_key(spec_file, profile, sets)
     except OSError:                  # unreadable spec: the full path says why, with the fix
@@ -171,9 +195,9 @@ def plot(results_dir, out, fmt):
 @click.argument("results_dir", metavar="RESULTS_DIR", type=click.Path(path_type=Path))
 @click.option("--reference", type=click.Path(path_type=Path),
               help="Recorded results folder: final values must match within tolerance.")
-@click.option("--rtol", type=float, default=1e-4, show_default=True,
+@click.option("--rtol", type=float, default=1e-4, show_default=True, callback=_tolerance,
               help="Relative tolerance on final values against --reference.")
-@click.option("--atol", type=float, default=1e-9, show_default=True,
+@click.option("--atol", type=float, default=1e-9, show_default=True, callback=_tolerance,
               help="Absolute tolerance on final values against --reference.")
 @click.option("--json", "as_json", is_flag=True, help="The verdicts (and reference "
               "mismatches) as one JSON document on stdout, for machines.")

@@ -177,6 +177,20 @@ class RunSummary:
     records_path: Path | None
 
 
+def dask_timeout() -> float:
+    """Seconds to wait for the dask scheduler: DROCLI_DASK_TIMEOUT (default 10), a finite
+    number > 0, else a one-line error naming the variable."""
+    raw = os.environ.get("DROCLI_DASK_TIMEOUT", "10")
+    try:
+        wait = float(raw)
+    except ValueError:
+        wait = float("nan")
+    if not (0 < wait < float("inf")):
+        raise DrocliError(f"{raw!r} is not a number of seconds > 0", key="DROCLI_DASK_TIMEOUT",
+                          fix="set it to e.g. DROCLI_DASK_TIMEOUT=30, or unset it (10 s)")
+    return wait
+
+
 def _dask_client(n_jobs: int, scheduler: str | None):
     """(client, cluster or None): the scheduler at `scheduler` / DROCLI_DASK_SCHEDULER, or a
     LocalCluster of `n_jobs` single-thread worker processes."""
@@ -187,7 +201,7 @@ def _dask_client(n_jobs: int, scheduler: str | None):
                           fix="pip install 'drocli[dask]'") from None
     address = scheduler or os.environ.get("DROCLI_DASK_SCHEDULER")
     if address:
-        wait = float(os.environ.get("DROCLI_DASK_TIMEOUT", "10"))
+        wait = dask_timeout()
         try:
             return Client(address, timeout=wait), None
         except (OSError, TimeoutError, ValueError) as e:
@@ -354,6 +368,11 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     return each cell's rows, status and artifacts; this process writes them (atomically,
     cell by cell, so an interrupted run resumes)."""
     out = Path(out)
+    if n_jobs == 0 or n_jobs < -1:              # before the folder exists (joblib fails late)
+        raise DrocliError(f"{n_jobs} is not a number of parallel cells", key="-j/--jobs",
+                          fix="give -j 1 or more, or -j -1 for every core")
+    if backend == "dask":
+        dask_timeout()
     cells = expand(spec)
     if not cells:
         raise DrocliError("the spec expands to no cells", key="seeds",

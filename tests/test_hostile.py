@@ -195,6 +195,37 @@ def test_a_long_os_error_path_keeps_the_fix():
                          "resumes)")
 
 
+@pytest.mark.parametrize("option,value", [("--rtol", "nan"), ("--atol", "nan"),
+                                          ("--rtol", "inf"), ("--atol", "-inf"),
+                                          ("--rtol", "-0.1"), ("--atol", "-1e-9")])
+def test_check_refuses_tolerances_that_are_not_numbers_or_negative(option, value, done_run,
+                                                                    capsys):
+    """NaN compares false, so `--rtol nan` printed MATCHES against any reference."""
+    before = snapshot(done_run)
+    code = call("check", done_run, "--reference", done_run, f"{option}={value}")
+    one_line_exit_2(code, capsys, option, "finite number >= 0")
+    assert snapshot(done_run) == before
+
+
+@pytest.mark.parametrize("jobs", ["0", "-2", "-100"])
+def test_bad_job_counts_refused_before_writing(jobs, tiny_spec, tmp_path, capsys):
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q", "-j", jobs)
+    one_line_exit_2(code, capsys, "-j", "fix:")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "nan", "inf", ""])
+def test_bad_dask_timeout_refused_naming_the_variable(value, tiny_spec, tmp_path, capsys,
+                                                      monkeypatch):
+    monkeypatch.setenv("DROCLI_DASK_TIMEOUT", value)
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q", "--backend", "dask",
+                "--scheduler", "tcp://127.0.0.1:1")
+    one_line_exit_2(code, capsys, "DROCLI_DASK_TIMEOUT", "fix:")
+    assert not out.exists()
+
+
 def test_binary_and_huge_specs(tmp_path, capsys):
     binary = tmp_path / "bin.yaml"
     binary.write_bytes(bytes(range(256)) * 4)
