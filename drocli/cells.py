@@ -13,7 +13,7 @@ import numpy as np
 
 from drocli import paired, registry
 from drocli.errors import DrocliError
-from drocli.spec import Spec, grid_product
+from drocli.spec import Spec, check_text, grid_product
 
 
 def _canon(obj) -> str:
@@ -73,13 +73,18 @@ def _label(base: str, combo: dict, fixed: dict | None = None, key: str = "solver
         return base
     if "{" in base:
         try:
-            return base.format(**{**(fixed or {}), **combo})
+            label = base.format(**{**(fixed or {}), **combo})
         except (KeyError, IndexError, ValueError) as e:
             raise DrocliError(f"label template {base!r} cannot be filled ({type(e).__name__}: "
                               f"{e})", key=f"{key}.label",
                               fix="name only swept or given parameters in braces, e.g. "
                                   "'SGD {step}'") from None
-    return base + " (" + ", ".join(f"{k}={v}" for k, v in combo.items()) + ")"
+    else:
+        label = base + " (" + ", ".join(f"{k}={v}" for k, v in combo.items()) + ")"
+    try:
+        return check_text(label)
+    except ValueError as e:            # a swept text value filled in
+        raise DrocliError(str(e), key=f"{key}.grid", fix="sweep printable values") from None
 
 
 def expand(spec: Spec) -> list[Cell]:

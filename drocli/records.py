@@ -30,6 +30,11 @@ if TYPE_CHECKING:
 COLUMNS = ["experiment", "cell", "solver", "label", "dataset", "seed", "step", "oracle_calls",
            "time_s", "metric", "value"]
 ROW_FIELDS = ["step", "oracle_calls", "time_s", "metric", "value"]
+# identity columns read back as the text they hold: a label spelled NA, nan, None or null
+# (or a case named so) is a name, not a missing value
+STRING_COLUMNS = ("experiment", "cell", "solver", "label", "dataset", "metric", "setting")
+NA_TEXT = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+           "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
 
 
 def _file_mode() -> int:
@@ -105,14 +110,26 @@ def read_cell(out: Path, cell_id: str) -> tuple[dict | None, list | None]:
         old = path.with_suffix(".csv")
         if not old.is_file():
             return None, None
-        import pandas as pd
-
         try:
-            frame = pd.read_csv(old)
+            frame = read_tidy_csv(old.read_bytes())
         except (OSError, ValueError):
             return None, None
         rows = frame[ROW_FIELDS].values.tolist()
     return doc, rows
+
+
+def read_tidy_csv(data: bytes) -> pd.DataFrame:
+    """A tidy CSV (records or a legacy cell file) as a frame: the identity columns
+    (STRING_COLUMNS) as text, never as NaN, the other columns as pandas reads them."""
+    import csv
+
+    import pandas as pd
+
+    first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
+    header = next(csv.reader([first]), [])
+    text = [c for c in header if c in STRING_COLUMNS]
+    return pd.read_csv(io.BytesIO(data), dtype=dict.fromkeys(text, str), keep_default_na=False,
+                       na_values={c: list(NA_TEXT) for c in header if c not in STRING_COLUMNS})
 
 
 def _atomic_write_npz(path: Path, arrays: dict) -> None:
@@ -372,7 +389,7 @@ def read_records(results_dir: Path) -> pd.DataFrame:
         raise DrocliError(f"{name} ends in the middle of a line (cut short)", file=str(path),
                           fix=fix)
     try:
-        df = pd.read_csv(io.BytesIO(data))
+        df = read_tidy_csv(data)
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as e:
         raise DrocliError(f"{name} is not readable CSV: {e}", file=str(path),
                           fix=fix) from None

@@ -131,12 +131,40 @@ def _check_template(label: str | None, params: dict, grid: dict) -> None:
                              f"{', '.join(sorted({*grid, *params}))}")
 
 
+class SpecValueError(ValueError):
+    """A value refused by a spec validator, with its fix (shown instead of the generic one)."""
+
+    def __init__(self, message: str, fix: str):
+        super().__init__(message)
+        self.fix = fix
+
+
+def check_text(v: str | None, what: str = "label") -> str | None:
+    """A name shown in records, legends and reports: no control characters (NUL, newline,
+    escape, ...) nor line separators, which corrupt the records and break every line they
+    are printed on."""
+    if v is None:
+        return v
+    import unicodedata
+
+    for ch in str(v):
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+            raise SpecValueError(f"{what} {v!r} holds the control character {ch!r}",
+                                 fix=f"write the {what} in printable characters")
+    return v
+
+
 class DataSpec(_Strict):
     name: str
     label: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     seed: int | None = 0  # fixed data seed; null: the data follow each run seed
+
+    @field_validator("label")
+    @classmethod
+    def _printable(cls, v):
+        return check_text(v)
 
     @model_validator(mode="after")
     def _label_fields(self):
@@ -155,6 +183,11 @@ class SolverSpec(_Strict):
     label: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @field_validator("label")
+    @classmethod
+    def _printable(cls, v):
+        return check_text(v)
 
     @model_validator(mode="after")
     def _label_fields(self):
@@ -251,6 +284,13 @@ class Spec(_Strict):
     @classmethod
     def _seeds(cls, v):
         return seed_list(v)
+
+    @field_validator("cases")
+    @classmethod
+    def _case_names(cls, v):
+        for name in v:
+            check_text(name, "case name")
+        return v
 
     def labels(self) -> list[str]:
         return [s.display for s in self.solvers]
@@ -357,6 +397,8 @@ def _raise_validation(e: ValidationError, file: str, raw: dict) -> None:
     elif err.get("type") == "missing":
         msg = "required key is missing"
         fix = f"add `{key.split('.')[-1]}:`"
+    elif isinstance((err.get("ctx") or {}).get("error"), SpecValueError):
+        msg, fix = str(err["ctx"]["error"]), err["ctx"]["error"].fix
     elif "input" in err:
         msg = f"{msg} (got {err['input']!r})"
     raise DrocliError(msg, file=file, key=key or None, fix=fix) from None

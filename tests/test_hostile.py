@@ -226,6 +226,43 @@ def test_bad_dask_timeout_refused_naming_the_variable(value, tiny_spec, tmp_path
     assert not out.exists()
 
 
+def test_labels_spelled_like_missing_values_stay_labels(tiny_spec, tmp_path, capsys):
+    """Labels NA, nan, None, null (and a data label null) were read back from the records as
+    NaN, and check crashed (exit 3); they are names."""
+    from drocli.records import read_records
+
+    spec = tmp_path / "na.yaml"
+    text = tiny_spec.read_text().replace("label: SMD}", "label: NA}").replace(
+        "label: ALEG}", "label: nan}\n  - {name: aleg, label: None, params: {gamma_w: 0.05}}"
+        "\n  - {name: smd, label: 'null', params: {gamma_w: 0.05}}").replace(
+        "solver: ALEG", "solver: nan").replace("others: [SMD]", "others: [NA, None, 'null']")
+    spec.write_text(text.replace("  seed: 0\n", "  seed: 0\n  label: 'NULL'\n", 1))
+    out = tmp_path / "res"
+    assert call("run", spec, "--profile", "smoke", "--out", out, "-q") == 0
+    df = read_records(out)
+    assert sorted(df["label"].unique()) == ["NA", "None", "nan", "null"]
+    assert set(df["dataset"]) == {"NULL"} and not df[["label", "dataset"]].isna().any().any()
+    capsys.readouterr()
+    assert call("check", out, "--reference", out) in (0, 1)
+    got = capsys.readouterr()
+    assert "below_start" in got.out and "MATCHES" in got.out and "error" not in got.err, got
+    assert call("plot", out) == 0
+
+
+@pytest.mark.parametrize("where,value", [("solvers.SMD.label", r'"S\0MD"'),
+                                         ("solvers.SMD.label", r'"S\nMD"'),
+                                         ("solvers.SMD.label", r'"S\e[31mMD"'),
+                                         ("solvers.SMD.label", r'"S\u2028MD"'),
+                                         ("data.label", r'"gdro\tdata"'),
+                                         ("cases", r'{"a\0": {seeds: 2}}')])
+def test_control_characters_in_labels_refused_at_load(where, value, tiny_spec, tmp_path,
+                                                      capsys):
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--out", out, "-q", "--set", f"{where}={value}")
+    one_line_exit_2(code, capsys, str(tiny_spec), "control character", "printable")
+    assert not out.exists()
+
+
 def test_binary_and_huge_specs(tmp_path, capsys):
     binary = tmp_path / "bin.yaml"
     binary.write_bytes(bytes(range(256)) * 4)
