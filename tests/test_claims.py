@@ -442,3 +442,55 @@ def test_spread_below_judges_the_std_ratio():
         "paper")}
     assert res["ab"].status == "holds" and res["ac"].status == "inconclusive"
     assert res["ab"].values["B"] == pytest.approx(np.std(0.2 * z, ddof=1))
+
+
+# --- panels and trends ------------------------------------------------------------------
+
+def _panel_records(gaps: dict, n: int = 8, seed: int = 0) -> pd.DataFrame:
+    """Final values per (panel nu, label, seed): B = A + gap[nu] + noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for nu, gap in gaps.items():
+        for s in range(n):
+            a = 1.0 + 0.1 * rng.standard_normal()
+            for label, v in (("A", a), ("B", a + gap + 0.02 * rng.standard_normal())):
+                for step, val in ((0, 10.0), (1, v)):
+                    rows.append({"label": label, "cell": f"{label}-{nu}-{s}", "seed": s,
+                                 "nu": nu, "step": step, "oracle_calls": step, "metric": "m",
+                                 "value": val})
+    return pd.DataFrame(rows)
+
+
+TREND = {"id": "t", "text": "gap grows with nu", "kind": "trend", "metric": "m",
+         "solver": "A", "others": ["B"], "across": "nu", "values": [0.0, 0.5, 1.0]}
+
+
+def test_trend_grows_flat_and_shrinks():
+    grows = _panel_records({0.0: 0.1, 0.5: 0.3, 1.0: 0.6})
+    r = evaluate_claims(grows, [TREND], "paper")[0]
+    assert r.status == "holds" and len(r.effects) == 2          # 0 -> 0.5, 0.5 -> 1
+    assert r.values["B gap @ nu=1.0"] == pytest.approx(0.6, abs=0.03)
+    flat = _panel_records({0.0: 0.3, 0.5: 0.3, 1.0: 0.3})
+    assert evaluate_claims(flat, [TREND], "paper")[0].status == "inconclusive"
+    shrinks = _panel_records({0.0: 0.6, 0.5: 0.3, 1.0: 0.1})
+    assert evaluate_claims(shrinks, [TREND], "paper")[0].status == "fails"
+    # largest at the last panel: compared with each other panel, not only the next
+    bump = _panel_records({0.0: 0.1, 0.5: 0.7, 1.0: 0.6})
+    last = {**TREND, "shape": "largest_last"}
+    assert evaluate_claims(bump, [last], "paper")[0].status == "fails"
+    assert evaluate_claims(grows, [last], "paper")[0].status == "holds"
+
+
+def test_panels_all_must_hold():
+    """`panels`: judged in each panel apart; holds only if every panel holds, refuted if
+    one is, with the refutation corrected over panels x others."""
+    rec = _panel_records({0.0: 0.3, 0.5: 0.3, 1.0: -0.3})
+    c = {"id": "p", "text": "A always below B", "kind": "final_below", "metric": "m",
+         "solver": "A", "others": ["B"], "panels": [{"nu": 0.0}, {"nu": 0.5}]}
+    r = evaluate_claims(rec, [c], "paper")[0]
+    assert r.status == "holds" and set(r.effects) == {"B @ nu=0.0", "B @ nu=0.5"}
+    assert all(e["others"] == 2 for e in r.effects.values())     # Bonferroni over 2 panels
+    r = evaluate_claims(rec, [{**c, "panels": [{"nu": 0.0}, {"nu": 1.0}]}], "paper")[0]
+    assert r.status == "fails" and "[nu=1.0]" in r.detail
+    r = evaluate_claims(rec, [{**c, "panels": [{"nu": 0.0}, {"nu": 2.0}]}], "paper")[0]
+    assert r.status == "skipped"

@@ -42,7 +42,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
 from drocli import registry
 from drocli.errors import DrocliError
@@ -89,6 +89,11 @@ class ClaimBase(Params):
                                          "which it does reproduce): marked not reproduced")
     filter: dict[str, Scalar | list[Scalar]] = Field(
         default_factory=dict, description="records columns -> value(s) to keep")
+    panels: list[dict[str, Scalar]] | None = Field(
+        None, description="judge the claim in each of these panels (records columns -> "
+        "value) apart: it holds only if it holds in every one, and is refuted if refuted in "
+        "any (Bonferroni over panels x others); e.g. 'always' over a figure's panels")
+    _family: int = PrivateAttr(1)      # comparisons a refutation is corrected for, / others
 
     @model_validator(mode="after")
     def _common(self):
@@ -226,7 +231,6 @@ def _registered(records, claim: ClaimBase, profile: str, manifest: dict,
 
 def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
     from drocli.aggregate import apply_filter
-    from drocli.claims.judge import SkipClaim
     from drocli.errors import did_you_mean
 
     reproduced = claim.reproduced if isinstance(claim.reproduced, bool) \
@@ -249,12 +253,23 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
     rows = apply_filter(records, claim.filter, where=f"{where}.filter")
     if claim.metric is not None:
         rows = rows[rows["metric"] == claim.metric]
-    lab = rows["label"].astype(str)
-    data = {label: rows[lab == label] for label in claim.labels}
     judged = {}
     if "cell" in rows.columns and "seed" in rows.columns:
-        for d in data.values():
-            judged.update(dict(zip(d["cell"], d["seed"], strict=True)))
+        in_claim = rows[rows["label"].astype(str).isin(claim.labels)]
+        judged = dict(zip(in_claim["cell"], in_claim["seed"], strict=True))
+    if claim.panels:
+        return _in_panels(rows, claim, result, reproduced, judged)
+    out = _judge_rows(rows, claim, result, reproduced)
+    out.judged = {str(k): _plain_seed(v) for k, v in judged.items()}
+    return out
+
+
+def _judge_rows(rows, claim: ClaimBase, result, reproduced: bool) -> ClaimResult:
+    """The claim's kind on these rows (the claim's metric and filter applied)."""
+    from drocli.claims.judge import SkipClaim
+
+    lab = rows["label"].astype(str)
+    data = {label: rows[lab == label] for label in claim.labels}
     missing = [label for label, d in data.items() if d.empty]
     if missing:
         have = sorted(set(lab))
@@ -275,10 +290,41 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
         verdict = overall(effects)
     else:                               # an exact statement about every recorded run
         verdict = point
-    res = result(_status(verdict, reproduced), detail, values, effects,
+    return result(_status(verdict, reproduced), detail, values, effects,
+                  _status(point, reproduced))
+
+
+def _panel_name(panel: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in panel.items())
+
+
+def _in_panels(rows, claim: ClaimBase, result, reproduced: bool, judged: dict):
+    """The claim judged in each panel apart, combined: holds if it holds in every panel,
+    refuted if refuted in any (each panel's refutation at the Bonferroni level over
+    panels x others), else inconclusive; skipped panels make it skipped."""
+    from drocli.aggregate import apply_filter
+    from drocli.claims.judge import overall
+
+    one = claim.model_copy()
+    one._family = len(claim.panels)
+    parts, effects, values, holds = [], {}, {}, True
+    for i, panel in enumerate(claim.panels):
+        name = _panel_name(panel)
+        sub = apply_filter(rows, panel, where=f"claims[{claim.id}].panels[{i}]")
+        r = _judge_rows(sub, one, result, reproduced)
+        if r.status == "skipped":
+            return result("skipped", f"panel {name}: {r.detail}")
+        holds &= r.point_status in ("holds", "unexpectedly_holds")
+        parts.append(f"[{name}] {r.detail}")
+        effects.update({f"{o} @ {name}": e for o, e in r.effects.items()})
+        values.update({f"{k} @ {name}": v for k, v in r.values.items()})
+    point = "holds" if holds else "not_reproduced"
+    verdict = overall(effects) if effects else point
+    out = result(_status(verdict, reproduced), f"in each of {len(claim.panels)} panels "
+                 f"(all must hold): " + " | ".join(parts), values, effects,
                  _status(point, reproduced))
-    res.judged = {str(k): _plain_seed(v) for k, v in judged.items()}
-    return res
+    out.judged = {str(k): _plain_seed(v) for k, v in judged.items()}
+    return out
 
 
 def _plain_seed(v):

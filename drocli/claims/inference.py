@@ -96,6 +96,12 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
     return e
 
 
+def family(claim, k: int) -> int:
+    """The number of comparisons a refutation of this claim is corrected for: k others,
+    times the panels the claim is judged in (`panels`)."""
+    return k * max(1, int(getattr(claim, "_family", 1) or 1))
+
+
 def signed_difference(a, b, direction: str = "below", factor: float = 1.0):
     """d > 0 in the claimed direction: factor*b - a (below) or a - factor*b (above)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -116,11 +122,12 @@ def _diverged_guard(e: dict, a: np.ndarray, b: np.ndarray, solver: str, other: s
 
 def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], *,
                    direction: str = "below", margin: float = 0.0, factor: float = 1.0,
-                   confidence: float = CONFIDENCE) -> dict[str, dict]:
+                   confidence: float = CONFIDENCE, k: int | None = None) -> dict[str, dict]:
     """Per other label: the paired-t effect of the per-seed summaries (label -> Series
-    indexed by seed) on the seeds both have, judged as in the module docstring."""
+    indexed by seed) on the seeds both have, judged as in the module docstring; `k`, the
+    size of the family a refutation is corrected for, defaults to the number of others."""
     out = {}
-    k = len(others)
+    k = k or len(others)
     for o in others:
         other_seeds = set(stats[o].index)
         common = [s for s in stats[solver].index if s in other_seeds]

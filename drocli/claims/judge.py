@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from drocli.claims.inference import CONFIDENCE, interval_verdict, paired_effects
+from drocli.claims.inference import CONFIDENCE, family, interval_verdict, paired_effects
 
 __all__ = ["CONFIDENCE", "interval_verdict", "paired_effects", "overall", "effects_text",
            "SkipClaim", "fmt_values"]
@@ -123,7 +123,7 @@ def effects_text(effects: dict[str, dict]) -> str:
         if e.get("unpaired"):
             parts[-1] += f" ({e['unpaired']} diverged pair(s) left out)"
     n = max(e["n"] for e in effects.values())
-    k = len(effects)
+    k = max(len(effects), max(e.get("others", 1) for e in effects.values()))
     multi = (f"; refuted against any one at {1 - (1 - conf) / k:.4g} (Bonferroni over "
              f"{k})" if k > 1 else "")
     return (f"{method} {conf:.0%} over {n} {first.get('unit', 'seed')}(s){multi}: "
@@ -202,7 +202,8 @@ def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
         tail += "; effect = per-seed statistic"
     st = stats if censor is None else {k: v.clip(upper=censor) for k, v in stats.items()}
     effects = paired_effects(st, solver, others, direction=direction, margin=margin,
-                             factor=factor, confidence=claim.confidence)
+                             factor=factor, confidence=claim.confidence,
+                             k=family(claim, len(others)))
     tail += "; " + effects_text(effects)
     return holds, f"{prefix}{line} ({tail})", means, effects
 

@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 
 from drocli import registry
 from drocli.claims import ClaimBase
-from drocli.claims.inference import paired_effects, paired_t, signed_difference
+from drocli.claims.inference import family, paired_effects, paired_t, signed_difference
 from drocli.claims.judge import _beats, _relation, _worst, effects_text, fmt_values
 
 
@@ -78,7 +78,7 @@ def pooled(claim: Pooled, data):
             d = signed_difference(s.to_numpy(), np.full(len(s), float(claim.value)),
                                   direction)
             e = paired_t(d[np.isfinite(d)], threshold=claim.margin,
-                         confidence=claim.confidence, k=len(per_seed))
+                         confidence=claim.confidence, k=family(claim, len(per_seed)))
             effects[k] = {**e, "unpaired": int((~np.isfinite(d)).sum())}
         tail += "; " + effects_text(effects)
         return all(ok.values()), f"{'; '.join(parts)} ({tail})", \
@@ -89,7 +89,8 @@ def pooled(claim: Pooled, data):
     if claim.margin:
         tail += f"; margin {claim.margin:g}"
     effects = paired_effects(per_seed, claim.solver, claim.others, direction=direction,
-                             margin=claim.margin, confidence=claim.confidence)
+                             margin=claim.margin, confidence=claim.confidence,
+                             k=family(claim, len(claim.others)))
     tail += "; " + effects_text(effects)
     return all(ok.values()), f"{_relation(claim.solver, sv, others, ok, op)} ({tail})", \
         {k: s for k, (s, _) in vals.items()}, effects

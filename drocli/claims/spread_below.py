@@ -23,12 +23,12 @@ def spread_below(claim: SpreadBelow, data):
     """Sample std over seeds of each label's final value: solver below every other. Judged
     on log(std_other / std_solver) over the seeds both labels ran, by the exact sign-flip
     test of `drocli.claims.inference` (a verdict at 95 % needs 6 paired seeds)."""
-    from drocli.claims.inference import spread_effect
+    from drocli.claims.inference import family, spread_effect
 
     stats = {k: v.dropna() for k, v in _final_stats(data, claim).items()}
     sd = {k: float(v.std(ddof=1)) if len(v) > 1 else math.nan for k, v in stats.items()}
     effects = {}
-    k = len(claim.others)
+    k = family(claim, len(claim.others))
     for o in claim.others:
         common = [s for s in stats[claim.solver].index if s in set(stats[o].index)]
         a = stats[claim.solver].loc[common].to_numpy(dtype=float)
