@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
+import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -24,6 +26,14 @@ PROFILES = ("smoke", "quick", "paper")
 
 MAX_SPEC_BYTES = 1_000_000
 MAX_SEEDS = 10_000
+MAX_SEED = 2**63 - 1       # seeds are int64 in the records
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+SEEDS_FIX = 'seeds are integers >= 0: a count (3), a range ("0-9") or a list ([0, 1, 2])'
+# budgets past these are typos (1e30), not experiments; the variables raise them up to what
+# an int64 oracle counter holds
+BUDGET_LIMITS = {"oracle_calls": ("DROCLI_MAX_ORACLE_CALLS", 1e12, "oracle calls per cell",
+                                  2.0**62),
+                 "epochs": ("DROCLI_MAX_EPOCHS", 1e6, "epochs per cell", 1e15)}
 MAX_ALIASES = 100          # alias uses per document
 MAX_NODES = 100_000        # nodes once every alias is expanded (a spec has about 1,000)
 
@@ -206,11 +216,42 @@ class BudgetSpec(_Strict):
     spacing: Literal["linear", "log"] = "linear"
     max_time_s: float | None = Field(None, gt=0)
 
+    @field_validator("oracle_calls", "epochs", mode="before")
+    @classmethod
+    def _bounded(cls, v, info):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            return v                              # the field's own type check says why
+        var, default, unit, most = BUDGET_LIMITS[info.field_name]
+        if v > most:
+            raise SpecValueError(f"{v:g} is past the largest budget drocli counts ({most:g} "
+                                 f"{unit})", fix=f"lower budget.{info.field_name} (a typo?)")
+        limit = budget_limit(var, default)
+        if v > limit:
+            raise SpecValueError(f"{v:g} is past the limit of {limit:g} {unit}",
+                                 fix=f"lower budget.{info.field_name} (a typo?), or raise the "
+                                 f"limit: {var}={int(v) if float(v).is_integer() else v}")
+        return v
+
     @model_validator(mode="after")
     def _one_unit(self):
         if (self.epochs is None) == (self.oracle_calls is None):
             raise ValueError("give exactly one of budget.epochs or budget.oracle_calls")
         return self
+
+
+def budget_limit(var: str, default: float) -> float:
+    """A budget limit: the environment variable `var` (a number > 0), else `default`."""
+    raw = os.environ.get(var)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        limit = float(raw)
+    except ValueError:
+        limit = float("nan")
+    if not limit > 0:
+        raise DrocliError(f"{raw!r} is not a number > 0", key=var,
+                          fix=f"set e.g. {var}={default:.0e}, or unset it")
+    return limit
 
 
 def seed_list(v):
@@ -235,6 +276,8 @@ def seed_list(v):
     if isinstance(v, list):
         if not 1 <= len(v) <= MAX_SEEDS:
             raise ValueError(f"the seed list must hold 1 to {MAX_SEEDS} seeds")
+        if any(isinstance(x, bool) for x in v):
+            raise SpecValueError("a seed is true or false, not an integer", fix=SEEDS_FIX)
         if len({repr(x) for x in v}) != len(v):
             raise ValueError("the seed list repeats a seed")
     return v
@@ -246,7 +289,7 @@ class TuningSpec(_Strict):
 
     source: list[str] = Field(min_length=1, description="the tuning specs or records the "
                               "settings were chosen from (paths in the repository)")
-    seeds: list[int] = Field(description="every seed the tuning ran")
+    seeds: list[Seed] = Field(description="every seed the tuning ran")
     rule: str = Field("", description="how the settings were chosen, in words")
 
     @field_validator("seeds", mode="before")
@@ -263,7 +306,7 @@ class Spec(_Strict):
     data: DataSpec
     problem: ProblemSpec
     solvers: list[SolverSpec] = Field(min_length=1)
-    seeds: list[int]
+    seeds: list[Seed]
     budget: BudgetSpec
     metrics: list[str] = Field(default_factory=list)
     figures: list[Any] = Field(default_factory=list)
@@ -399,6 +442,8 @@ def _raise_validation(e: ValidationError, file: str, raw: dict) -> None:
         fix = f"add `{key.split('.')[-1]}:`"
     elif isinstance((err.get("ctx") or {}).get("error"), SpecValueError):
         msg, fix = str(err["ctx"]["error"]), err["ctx"]["error"].fix
+    elif key.split("[")[0] in ("seeds", "tuning.seeds"):
+        msg, fix = f"{msg} (got {err.get('input')!r})", SEEDS_FIX
     elif "input" in err:
         msg = f"{msg} (got {err['input']!r})"
     raise DrocliError(msg, file=file, key=key or None, fix=fix) from None

@@ -110,6 +110,50 @@ def test_empty_or_unbounded_seeds_refused_at_load(value, tiny_spec, tmp_path, ca
     assert not out.exists()
 
 
+@pytest.mark.parametrize("override,key", [
+    ("seeds=[-1, 2]", "seeds[0]"), ("seeds=[0, -5]", "seeds[1]"), ("seeds=[0, 1e30]", "seeds[1]"),
+    ("seeds=[true, 2]", "seeds"), ("seeds=[0.5, 1]", "seeds[0]"),
+    ('seeds="99999999999999999999-100000000000000000000"', "seeds[0]"),
+    ("tuning={source: [x.yaml], seeds: [3, -3]}", "tuning.seeds[1]")])
+def test_bad_seeds_in_a_list_refused_at_load(override, key, tiny_spec, tmp_path, capsys):
+    """Negative seeds failed cell by cell (SeedSequence), after the folder was written."""
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--out", out, "--set", override, "-q")
+    one_line_exit_2(code, capsys, f": {key}: ", "seeds are integers >= 0")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("budget,word", [
+    ("{oracle_calls: 2000000000001, checkpoints: 8}", "DROCLI_MAX_ORACLE_CALLS=2000000000001"),
+    ("{oracle_calls: 3e15, checkpoints: 8}", "DROCLI_MAX_ORACLE_CALLS=3000000000000000"),
+    ("{epochs: 5e6, checkpoints: 8}", "DROCLI_MAX_EPOCHS=5000000")])
+def test_absurd_budgets_refused_at_load(budget, word, tiny_spec, tmp_path, capsys,
+                                        monkeypatch):
+    """A budget of 1e30 epochs failed in every cell (an int overflow); refused at load with
+    the limit and how to raise it, which then works."""
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--out", out, "--set", f"budget={budget}", "-q")
+    one_line_exit_2(code, capsys, "budget.", "past the limit", word)
+    assert not out.exists()
+    var, value = word.split("=")
+    monkeypatch.setenv(var, "1e31")
+    assert call("show", tiny_spec, "--set", f"budget={budget}") == 0
+    monkeypatch.setenv(var, "many")
+    one_line_exit_2(call("show", tiny_spec, "--set", f"budget={budget}"), capsys, var)
+
+
+@pytest.mark.parametrize("budget", ["{oracle_calls: 1e30, checkpoints: 8}",
+                                    "{epochs: 1e30, checkpoints: 8}"])
+def test_budgets_past_the_counter_refused_whatever_the_limit(budget, tiny_spec, tmp_path,
+                                                             capsys, monkeypatch):
+    monkeypatch.setenv("DROCLI_MAX_ORACLE_CALLS", "1e40")
+    monkeypatch.setenv("DROCLI_MAX_EPOCHS", "1e40")
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--out", out, "--set", f"budget={budget}", "-q")
+    one_line_exit_2(code, capsys, "budget.", "largest budget", "a typo?")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("label", ["SMD {nope}", "SMD {gamma_q", "SMD {0}"])
 def test_bad_label_templates_refused_at_load(label, tiny_spec, tmp_path, capsys):
     """A swept entry's label template naming an unknown field, or malformed (it was a
