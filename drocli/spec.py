@@ -26,6 +26,8 @@ PROFILES = ("smoke", "quick", "paper")
 
 MAX_SPEC_BYTES = 1_000_000
 MAX_SEEDS = 10_000
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"   # one safe path component
+NAME_RULE = "letters, digits, '_', '.', '-', starting with a letter or digit"
 MAX_SEED = 2**63 - 1       # seeds are int64 in the records
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 SEEDS_FIX = 'seeds are integers >= 0: a count (3), a range ("0-9") or a list ([0, 1, 2])'
@@ -299,7 +301,7 @@ class TuningSpec(_Strict):
 
 
 class Spec(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")   # one safe path component
+    name: str = Field(pattern=NAME_PATTERN)   # one safe path component
     title: str = ""
     paper: str = ""
     description: str = ""
@@ -316,11 +318,11 @@ class Spec(_Strict):
     # named settings (e.g. rotation, C=2), each dotted overrides as --set; every case runs,
     # its name is the records column `setting`
     cases: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    default_profile: str = "paper"
+    default_profile: str = Field("paper", pattern=NAME_PATTERN)   # a path component too
     # label -> relative tolerance floor for `drocli check --reference` (a trajectory whose
     # last digits differ between CPUs, e.g. AVX-512 vs AVX2 BLAS kernels; say why in a comment)
     reference_rtol: dict[str, float] = Field(default_factory=dict)
-    profile: str | None = None  # set on load: the profile this spec was resolved with
+    profile: str | None = Field(None, pattern=NAME_PATTERN)  # set on load: the profile used
     blas_threads: int = Field(1, ge=1)
 
     @field_validator("seeds", mode="before")
@@ -507,6 +509,13 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=()) -
     if not isinstance(profiles, dict):
         raise DrocliError("profiles must be a mapping of name -> overrides", file=file,
                           key="profiles", fix="write `profiles: {smoke: {budget.epochs: 2}}`")
+    for name in profiles:                  # results/<name>-<profile>: one path component
+        check_profile_name(name, file=file, key=f"profiles.{name}")
+    if profile is not None:
+        check_profile_name(profile, file=None, key="--profile")
+    for key in ("profile", "default_profile"):
+        if raw.get(key) is not None:
+            check_profile_name(raw[key], file=file, key=key)
     chosen = profile or raw.get("profile") or raw.get("default_profile") or "paper"
     if chosen not in profiles and chosen != "paper":
         raise DrocliError(f"unknown profile {chosen!r}", file=file, key="profiles",
@@ -527,6 +536,14 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=()) -
         if name is not None:
             check_names(case, f"{file} (cases.{name})")
     return spec
+
+
+def check_profile_name(name, *, file: str | None, key: str) -> None:
+    """A profile name becomes part of the results folder's name (results/<spec>-<profile>):
+    one safe path component, as spec names (no '/', no '..', no control characters)."""
+    if not isinstance(name, str) or not re.fullmatch(NAME_PATTERN, name):
+        raise DrocliError(f"profile name {name!r} is not a single safe path component",
+                          file=file, key=key, fix=f"name profiles with {NAME_RULE}, e.g. smoke")
 
 
 def grid_product(grid: dict) -> list[dict]:

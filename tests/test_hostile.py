@@ -154,6 +154,36 @@ def test_budgets_past_the_counter_refused_whatever_the_limit(budget, tiny_spec, 
     assert not out.exists()
 
 
+@pytest.mark.parametrize("name", ["../../escape", "a/b", "/tmp/x", "..", ".hidden", "a\nb",
+                                  "smoke\n", ""])
+@pytest.mark.parametrize("where", ["profiles", "default_profile", "--profile"])
+def test_profile_names_are_one_safe_path_component(name, where, tiny_spec, tmp_path, capsys,
+                                                   monkeypatch):
+    """results/<spec>-<profile>: a profile named ../../escape wrote a results folder outside
+    results/. Refused at load, in the spec and on the command line; nothing written."""
+    import json
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    text = tiny_spec.read_text()
+    args = []
+    if where == "profiles":
+        text = text.replace("profiles:\n", f"profiles:\n  {json.dumps(name)}: {{seeds: 1}}\n")
+        args = ["--profile", name] if name else []
+    elif where == "default_profile":
+        text += f"default_profile: {json.dumps(name)}\n"
+    else:
+        args = ["--profile", name]
+    spec = work / "spec.yaml"
+    spec.write_text(text)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code = call("run", spec, "-q", *args)
+    one_line_exit_2(code, capsys, "profile", "safe path component")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert sorted(p.name for p in work.iterdir()) == ["spec.yaml"]
+
+
 @pytest.mark.parametrize("label", ["SMD {nope}", "SMD {gamma_q", "SMD {0}"])
 def test_bad_label_templates_refused_at_load(label, tiny_spec, tmp_path, capsys):
     """A swept entry's label template naming an unknown field, or malformed (it was a
