@@ -91,9 +91,12 @@ def load(k: str | None) -> dict | None:
     where = cache_dir()
     if k is None or where is None:
         return None
-    try:
-        answer = json.loads((where / f"{k}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    from drocli.errors import DrocliError
+    from drocli.files import read_bytes
+
+    try:                # a regular file of bounded size only: a planted FIFO never blocks
+        answer = json.loads(read_bytes(where / f"{k}.json", 64 << 20))
+    except (OSError, ValueError, DrocliError):
         return None
     if not (isinstance(answer, dict) and answer.get("key") == k
             and isinstance(answer.get("out"), str) and isinstance(answer.get("err"), str)

@@ -99,7 +99,7 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
         dask_timeout()                   # a bad DROCLI_DASK_TIMEOUT: refused before anything
     try:
         key = run_key(spec_file, profile, sets)
-    except OSError:                  # unreadable spec: the full path says why, with the fix
+    except (OSError, DrocliError):   # unreadable spec: the full path says why, with the fix
         key = None
     if key and out is not None and not (force or dry_run):    # the same run again: decided
         done = nothing_to_do(out, key)       # from the manifest, no spec or plug-in loaded

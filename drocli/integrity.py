@@ -58,12 +58,17 @@ def records_current(path: Path, man: dict) -> bool:
         return False
 
 
+MAX_MANIFEST_BYTES = 256 << 20     # per-cell statuses: ~200 bytes a cell
+
+
 def manifest(results_dir: Path) -> dict:
+    from drocli.files import read_bytes
+
     path = Path(results_dir) / "manifest.json"
-    if not path.is_file():
+    if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text())
+    try:               # a regular file only: a FIFO or /dev/zero is refused, never read
+        data = json.loads(read_bytes(path, MAX_MANIFEST_BYTES, fix="remove it and " + FIX))
     except (OSError, ValueError, UnicodeDecodeError):
         raise DrocliError("manifest.json is not readable JSON", file=str(path), fix=FIX) \
             from None

@@ -16,6 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from drocli.errors import DrocliError
+from drocli.files import read_bytes
+from drocli.integrity import MAX_MANIFEST_BYTES
 
 MARK = ".drocli.json"
 
@@ -27,8 +29,8 @@ def owner(out: Path) -> str | None:
         path = Path(out) / name
         if path.is_file():
             try:
-                value = json.loads(path.read_text()).get(key)
-            except (OSError, ValueError, AttributeError):
+                value = json.loads(read_bytes(path, MAX_MANIFEST_BYTES)).get(key)
+            except (OSError, ValueError, AttributeError, DrocliError):
                 continue
             if isinstance(value, str):
                 return value

@@ -98,10 +98,12 @@ def write_cell(out: Path, cell_id: str, rows: list[tuple], status: dict,
 def read_cell(out: Path, cell_id: str) -> tuple[dict | None, list | None]:
     """(status, rows) of a cell file; (None, None) when absent or unreadable. Cells written
     before the one-file format (`<id>.json` status + `<id>.csv` rows) are read too."""
+    from drocli.files import read_bytes
+
     path = cell_path(out, cell_id)
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
+    try:                   # a FIFO or a device in cells/ is unreadable, never waited on
+        doc = json.loads(read_bytes(path, MAX_RECORDS_BYTES))
+    except (OSError, ValueError, DrocliError):
         return None, None
     if not isinstance(doc, dict):
         return None, None
@@ -111,8 +113,8 @@ def read_cell(out: Path, cell_id: str) -> tuple[dict | None, list | None]:
         if not old.is_file():
             return None, None
         try:
-            frame = read_tidy_csv(old.read_bytes())
-        except (OSError, ValueError):
+            frame = read_tidy_csv(read_bytes(old, MAX_RECORDS_BYTES))
+        except (OSError, ValueError, DrocliError):
             return None, None
         rows = frame[ROW_FIELDS].values.tolist()
     return doc, rows
@@ -146,8 +148,11 @@ def read_cell_artifacts(out: Path, cell_id: str) -> dict:
 def _read_npz(path: Path) -> dict:
     import numpy as np
 
+    from drocli.files import regular_stat
+
     if not path.exists():
         return {}
+    regular_stat(path, fix="remove it and re-run `drocli run` (it rebuilds the arrays)")
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
@@ -341,10 +346,14 @@ def results_file(results_dir: Path, name: str) -> Path:
     if not Path(results_dir).is_dir():
         raise DrocliError("results folder not found", file=str(results_dir),
                           fix="give the folder `drocli run` wrote, e.g. results/gdro_synthetic")
+    from drocli.files import regular_stat
+
     path = Path(results_dir) / name
     if not path.exists():
         raise DrocliError(f"no {name} in this folder", file=str(results_dir),
                           fix="run `drocli run SPEC --out DIR` first (a re-run merges the cells)")
+    regular_stat(path, fix=f"remove it and re-run `drocli run SPEC --out {results_dir}` (it "
+                 f"writes {name} again)")       # a FIFO or a device: never opened
     return path
 
 
@@ -353,8 +362,11 @@ def records_bytes(path: Path) -> bytes:
     import gzip
     import zlib
 
+    from drocli.files import read_bytes
+
     fix = "re-run `drocli run` to rebuild it"
-    raw = path.read_bytes()
+    raw = read_bytes(path, MAX_RECORDS_BYTES, fix="remove it and " + fix,
+                     too_large="is larger than a records file can be", too_large_fix=fix)
     if path.suffix != ".gz":
         return raw
     try:

@@ -103,9 +103,14 @@ def blas_kernels(folder) -> str | None:
     import json
     from pathlib import Path
 
+    from drocli.errors import DrocliError
+    from drocli.files import read_bytes
+    from drocli.integrity import MAX_MANIFEST_BYTES
+
     try:
-        blas = json.loads((Path(folder) / "manifest.json").read_text()).get("blas") or []
-    except (OSError, ValueError):
+        blas = json.loads(read_bytes(Path(folder) / "manifest.json",
+                                     MAX_MANIFEST_BYTES)).get("blas") or []
+    except (OSError, ValueError, AttributeError, DrocliError):
         return None
     archs = sorted({str(b.get("architecture")) for b in blas
                     if isinstance(b, dict) and b.get("architecture")})

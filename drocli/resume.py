@@ -39,7 +39,9 @@ def source_digest() -> str:
 
 def run_key(spec_file, profile: str | None, sets) -> str:
     """The key of a `run` invocation: spec bytes, profile, --set values, drocli source."""
-    h = hashlib.sha1(Path(spec_file).read_bytes())
+    from drocli.files import MAX_SPEC_BYTES, read_bytes
+
+    h = hashlib.sha1(read_bytes(spec_file, MAX_SPEC_BYTES))   # a regular file, bounded
     h.update(json.dumps([profile, list(sets or ()), source_digest()]).encode())
     return h.hexdigest()
 

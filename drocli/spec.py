@@ -20,11 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from drocli import paired, registry
 from drocli.errors import DrocliError, did_you_mean
+from drocli.files import MAX_SPEC_BYTES
 
 PROFILES = ("smoke", "quick", "paper")
 
 
-MAX_SPEC_BYTES = 1_000_000
 MAX_SEEDS = 10_000
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"   # one safe path component
 NAME_RULE = "letters, digits, '_', '.', '-', starting with a letter or digit"
@@ -468,6 +468,8 @@ def _fields_at(parts, parent) -> list[str]:
 
 
 def read_yaml(path: str | Path) -> dict:
+    from drocli.files import read_text
+
     path = Path(path)
     if not path.exists():
         raise DrocliError("file not found", file=str(path),
@@ -475,15 +477,16 @@ def read_yaml(path: str | Path) -> dict:
     if path.is_dir():
         raise DrocliError("is a folder, not a spec file", file=str(path),
                           fix="give a .yaml file, e.g. experiments/gdro_synthetic.yaml")
-    if path.stat().st_size > MAX_SPEC_BYTES:
-        raise DrocliError(f"{path.stat().st_size:,} bytes is too large for a spec (limit "
-                          f"{MAX_SPEC_BYTES:,})", file=str(path),
-                          fix="a spec is a short YAML file; generate long grids with `grid:`")
-    try:
-        raw = yaml_load(path.read_text(encoding="utf-8"))
+    try:                       # a regular file only (a FIFO blocked, /dev/zero filled memory)
+        text = read_text(path, MAX_SPEC_BYTES, too_large="too large for a spec",
+                         fix="give a YAML spec file, e.g. experiments/gdro_synthetic.yaml",
+                         too_large_fix="a spec is a short YAML file; generate long grids "
+                                       "with `grid:`")
     except UnicodeDecodeError:
         raise DrocliError("not a UTF-8 text file", file=str(path),
                           fix="give a YAML spec, e.g. experiments/gdro_synthetic.yaml") from None
+    try:
+        raw = yaml_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None

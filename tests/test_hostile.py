@@ -346,6 +346,71 @@ def test_binary_and_huge_specs(tmp_path, capsys):
     one_line_exit_2(call("run", huge, "-q"), capsys, "too large")
 
 
+def _drocli(*args, cwd=None, timeout=120):
+    """drocli in a subprocess that must finish within `timeout` seconds (a FIFO or a device
+    that is waited on fails the test instead of hanging it): (exit code, stderr)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "drocli", *map(str, args)], cwd=cwd,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout)
+    return proc.returncode, proc.stderr.strip()
+
+
+def _special(path: Path, kind: str) -> None:
+    """Make `path` a FIFO, or a symlink to a character device."""
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(f"/dev/{kind}")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "urandom"])
+def test_a_special_file_as_the_spec_is_refused_not_read(kind, tmp_path):
+    """A FIFO blocked run and show forever; /dev/zero exhausted memory (exit 3)."""
+    spec = tmp_path / "spec.yaml"
+    _special(spec, kind)
+    out = tmp_path / "res"
+    for args in (["run", spec, "--out", out, "-q"], ["show", spec]):
+        code, err = _drocli(*args)
+        assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+        assert str(spec) in err and "not a regular file" in err and "fix:" in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name,kind", [("records.csv.gz", "fifo"), ("records.csv.gz", "zero"),
+                                       ("records.csv.gz", "urandom"), ("spec.yaml", "fifo"),
+                                       ("spec.yaml", "zero"), ("manifest.json", "fifo"),
+                                       ("manifest.json", "urandom")])
+def test_special_files_in_a_results_folder_are_refused_not_read(name, kind, done_run):
+    """check and plot blocked on a FIFO records.csv.gz, spec.yaml or manifest.json, and read
+    /dev/zero until memory ran out. Refused with the path; a re-run replaces the file."""
+    _special(done_run / name, kind)
+    before = snapshot(done_run)
+    for cmd in ("check", "plot"):
+        code, err = _drocli(cmd, done_run)
+        assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+        assert str(done_run / name) in err and "not a regular file" in err, err
+        assert "re-run" in err, err
+    assert snapshot(done_run) == before
+    assert not (done_run / "figures").exists()
+
+
+def test_a_run_replaces_special_files_in_its_folder(done_run, tiny_spec):
+    for name, kind in (("records.csv.gz", "fifo"), ("manifest.json", "zero")):
+        _special(done_run / name, kind)
+    cell = next((done_run / "cells").glob("*.json"))
+    _special(cell, "fifo")                                # read as unfinished: run again
+    code, err = _drocli("run", tiny_spec, "--profile", "smoke", "--out", done_run, "-q")
+    assert code == 0, err
+    assert all(p.is_file() and not p.is_symlink()
+               for p in (done_run / "records.csv.gz", done_run / "manifest.json", cell))
+    assert call("check", done_run) in (0, 1)
+
+
 @pytest.mark.parametrize("code_,word", [(errno.ENOSPC, "disk space"),
                                         (errno.EROFS, "read-only"),
                                         (errno.EACCES, "permissions"),

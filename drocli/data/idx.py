@@ -39,10 +39,11 @@ def read_bytes(path: Path | str, limit: int = MAX_BYTES) -> bytes:
     path = Path(path)
     too_big = (f"larger than {limit >> 20} MiB (decompressed): not a file of this data set",
                "download the file again from the data set's address")
-    try:
-        if path.stat().st_size > limit:
-            raise DrocliError(too_big[0], file=str(path), fix=too_big[1])
-        raw = path.read_bytes()
+    from drocli.files import read_bytes as read_regular
+
+    try:               # a regular file only (a FIFO or a device is refused), capped
+        raw = read_regular(path, limit, too_large=too_big[0], too_large_fix=too_big[1],
+                           fix="give the data set's file")
     except OSError as exc:
         raise DrocliError(f"cannot read {path}: {exc.strerror or exc}", file=str(path),
                           fix="check the file's permissions") from exc
