@@ -69,7 +69,7 @@ def manifest(results_dir: Path) -> dict:
         return {}
     try:               # a regular file only: a FIFO or /dev/zero is refused, never read
         data = json.loads(read_bytes(path, MAX_MANIFEST_BYTES, fix="remove it and " + FIX))
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):  # nested 100,000 deep
         raise DrocliError("manifest.json is not readable JSON", file=str(path), fix=FIX) \
             from None
     if not isinstance(data, dict):

@@ -30,7 +30,7 @@ def owner(out: Path) -> str | None:
         if path.is_file():
             try:
                 value = json.loads(read_bytes(path, MAX_MANIFEST_BYTES)).get(key)
-            except (OSError, ValueError, AttributeError, DrocliError):
+            except (OSError, ValueError, AttributeError, DrocliError, RecursionError):
                 continue
             if isinstance(value, str):
                 return value

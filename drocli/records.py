@@ -103,7 +103,7 @@ def read_cell(out: Path, cell_id: str) -> tuple[dict | None, list | None]:
     path = cell_path(out, cell_id)
     try:                   # a FIFO or a device in cells/ is unreadable, never waited on
         doc = json.loads(read_bytes(path, MAX_RECORDS_BYTES))
-    except (OSError, ValueError, DrocliError):
+    except (OSError, ValueError, DrocliError, RecursionError):
         return None, None
     if not isinstance(doc, dict):
         return None, None

@@ -110,7 +110,7 @@ def blas_kernels(folder) -> str | None:
     try:
         blas = json.loads(read_bytes(Path(folder) / "manifest.json",
                                      MAX_MANIFEST_BYTES)).get("blas") or []
-    except (OSError, ValueError, AttributeError, DrocliError):
+    except (OSError, ValueError, AttributeError, DrocliError, RecursionError):
         return None
     archs = sorted({str(b.get("architecture")) for b in blas
                     if isinstance(b, dict) and b.get("architecture")})

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from drocli import paired, registry
-from drocli.errors import DrocliError, did_you_mean
+from drocli.errors import DrocliError, did_you_mean, shorten_middle
 from drocli.files import MAX_SPEC_BYTES
 
 PROFILES = ("smoke", "quick", "paper")
@@ -38,6 +38,7 @@ BUDGET_LIMITS = {"oracle_calls": ("DROCLI_MAX_ORACLE_CALLS", 1e12, "oracle calls
                  "epochs": ("DROCLI_MAX_EPOCHS", 1e6, "epochs per cell", 1e15)}
 MAX_ALIASES = 100          # alias uses per document
 MAX_NODES = 100_000        # nodes once every alias is expanded (a spec has about 1,000)
+MAX_DEPTH = 50             # nesting levels of mappings and lists (a spec has about 6)
 
 
 class YAMLTooLarge(yaml.YAMLError):
@@ -53,13 +54,20 @@ class _Loader(yaml.SafeLoader):
     and counts alias uses (`yaml_load` bounds them)."""
 
     aliases = 0
+    depth = 0
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             self.aliases += 1
             if self.aliases > MAX_ALIASES:
                 raise YAMLTooLarge(f"more than {MAX_ALIASES} aliases (*name)")
-        return super().compose_node(parent, index)
+        self.depth += 1          # composing is recursive: bound it before Python's limit
+        try:
+            if self.depth > MAX_DEPTH:
+                raise YAMLTooLarge(f"mappings or lists nested more than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
     def construct_mapping(self, node, deep=False):
         """A key written twice in one mapping is an error (PyYAML keeps the last silently,
@@ -370,6 +378,10 @@ def parse_set(items, *, where: str = "--set") -> list[tuple[str, Any]]:
         key, raw = item.split("=", 1)
         try:
             value = yaml_load(raw) if raw.strip() else ""
+        except YAMLTooLarge as e:
+            raise DrocliError(f"the value has {e.problem}",
+                              key=f"{where} {shorten_middle(key.strip(), 60)}",
+                              fix="give a short YAML value, e.g. --set seeds=[0, 1, 2]") from None
         except yaml.YAMLError:
             value = raw
         out.append((key.strip(), value))
@@ -399,6 +411,10 @@ def apply_override(raw: dict, dotted: str, value: Any, *, file: str) -> None:
     parts = [p for p in dotted.split(".") if p]
     if not parts:
         raise DrocliError("empty key", file=file, fix="give a dotted key such as budget.epochs")
+    if len(parts) > MAX_DEPTH:           # each part nests a level: bounded as YAML nesting is
+        raise DrocliError(f"the key has more than {MAX_DEPTH} dotted parts", file=file,
+                          key=shorten_middle(dotted, 60),
+                          fix="give the dotted path of a spec key, e.g. data.params.n_train")
     node = raw
     for depth, part in enumerate(parts[:-1]):
         path = ".".join(parts[: depth + 1])
@@ -487,6 +503,10 @@ def read_yaml(path: str | Path) -> dict:
                           fix="give a YAML spec, e.g. experiments/gdro_synthetic.yaml") from None
     try:
         raw = yaml_load(text)
+    except YAMLTooLarge as e:              # an alias bomb, nesting past MAX_DEPTH
+        raise DrocliError(f"refused YAML: {e.problem}", file=str(path),
+                          fix="a spec is a short YAML file: write its values out, without "
+                              "deep nesting or chains of aliases") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None

@@ -226,6 +226,71 @@ def test_yaml_alias_bomb_is_refused_fast(place, tiny_spec, tmp_path, capsys):
     assert not out.exists()
 
 
+DEEP = 30_000
+
+
+@pytest.mark.parametrize("where", ["seeds", "unknown_key", "profile"])
+def test_deeply_nested_yaml_is_refused(where, tiny_spec, tmp_path, capsys):
+    """YAML nested tens of thousands deep was a RecursionError (exit 3)."""
+    text = tiny_spec.read_text()
+    if where == "seeds":
+        text = text.replace("seeds: [0, 1]", "seeds: " + "[" * DEEP + "0" + "]" * DEEP)
+    elif where == "unknown_key":
+        text += "x_deep: " + "{a: " * DEEP + "1" + "}" * DEEP + "\n"
+    else:
+        text = text.replace("smoke: {budget.epochs: 2}", "smoke: {x: " + "[" * DEEP + "]" * DEEP
+                            + "}")
+    spec = tmp_path / "deep.yaml"
+    spec.write_text(text)
+    out = tmp_path / "res"
+    code = call("run", spec, "--out", out, "-q")
+    one_line_exit_2(code, capsys, str(spec), "nested more than 50 levels", "fix:")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("override,word", [
+    ("seeds=" + "[" * DEEP + "0" + "]" * DEEP, "nested more than 50 levels"),
+    ("data.params.x=" + "{a: " * DEEP + "1" + "}" * DEEP, "nested more than 50 levels"),
+    ("solvers" + ".a" * DEEP + "=1", "more than 50 dotted parts"),
+    ("cases.c" + ".a" * DEEP + "=1", "more than 50 dotted parts")])
+def test_deeply_nested_set_values_and_keys_are_refused(override, word, tiny_spec, tmp_path,
+                                                       capsys):
+    out = tmp_path / "res"
+    for cmd in (["run", tiny_spec, "--out", out, "-q"], ["show", tiny_spec]):
+        code = call(*cmd, "--set", override)
+        err = one_line_exit_2(code, capsys, word, "fix:")
+        assert len(err) < 400, err
+    assert not out.exists()
+
+
+def test_deeply_nested_profile_keys_are_refused(tiny_spec):
+    from drocli.errors import DrocliError
+    from drocli.spec import read_yaml, resolve
+
+    raw = read_yaml(tiny_spec)
+    raw["profiles"]["smoke"] = {"budget" + ".a" * DEEP: 1}
+    with pytest.raises(DrocliError, match="more than 50 dotted parts"):
+        resolve(raw, file=str(tiny_spec), profile="smoke")
+
+
+def test_deeply_nested_json_in_a_results_folder(done_run, tiny_spec, capsys):
+    """A manifest nested 100,000 deep is refused (exit 2); such a cell file reads as
+    unfinished (not exit 3)."""
+    deep = "[" * 100_000 + "]" * 100_000
+    cell = sorted((done_run / "cells").glob("*.json"))[0]
+    cell.write_text(deep)
+    manifest = (done_run / "manifest.json").read_text()
+    (done_run / "manifest.json").write_text(deep)
+    one_line_exit_2(call("check", done_run), capsys, "manifest.json", "fix:")
+    (done_run / "manifest.json").write_text(manifest)
+    from drocli.records import read_cell
+
+    assert read_cell(done_run, cell.stem) == (None, None)
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", done_run, "-q") == 0
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", done_run, "-q", "--force") == 0
+    assert cell.read_text().startswith("{")
+
+
 def test_long_error_lines_are_capped(tiny_spec, tmp_path, capsys):
     out = tmp_path / "res"
     code = call("run", tiny_spec, "--out", out, "--set", "seeds=[" + "a, " * 3000 + "b]", "-q")
