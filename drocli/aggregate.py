@@ -286,13 +286,18 @@ def _stats(values: np.ndarray, band: str, nan: str, ddof: int, quantiles: tuple)
 
 def aggregate(rows: pd.DataFrame, x: str = "oracle_calls", band: str = "std",
               nan: str = "omit", ddof: int = 1, quantiles: tuple = (0.25, 0.75),
-              max_points: int | None = None, what: str = "curve") -> Aggregate:
+              max_points: int | None = None, what: str = "curve",
+              log: bool = False) -> Aggregate:
     """Seed curves of one (label, metric) on their common grid, with center and band.
 
     band: "std" -> mean and mean +- one (sample, `ddof`) std; "quantile" -> median and
     the `quantiles` (default 0.25-0.75); "none" -> mean, lo = hi = mean.
     nan: "omit" ignores missing/non-finite seeds at each grid point; "propagate" makes
     the point NaN if any seed is. With one usable seed the band has zero width.
+    log: the statistics live on the log scale (a log axis): "std" gives the geometric mean
+    exp(mean log y) and the band times / divided by the geometric std exp(std log y);
+    quantiles are taken of log y (the same points). Values <= 0 have no log and count
+    as missing. Center and band are then always > 0. `values` keeps the raw values.
     """
     if band not in BANDS:
         raise ValueError(f"band must be one of {BANDS}, got {band!r}")
@@ -302,8 +307,15 @@ def aggregate(rows: pd.DataFrame, x: str = "oracle_calls", band: str = "std",
     grid = common_grid(curves, max_points=max_points, what=what)
     values = (np.vstack([interpolate(c.x, c.y, grid) for c in curves]) if curves
               else np.empty((0, 0)))
-    center, lo, hi, n = _stats(values, band, nan, ddof, quantiles) if curves else (
-        np.empty(0), np.empty(0), np.empty(0), np.empty(0, dtype=int))
+    if curves and log:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.where(values > 0, np.log(np.where(values > 0, values, 1.0)), np.nan)
+        center, lo, hi, n = _stats(logs, band, nan, ddof, quantiles)
+        center, lo, hi = np.exp(center), np.exp(lo), np.exp(hi)
+    elif curves:
+        center, lo, hi, n = _stats(values, band, nan, ddof, quantiles)
+    else:
+        center, lo, hi, n = (np.empty(0), np.empty(0), np.empty(0), np.empty(0, dtype=int))
     return Aggregate(grid=grid, center=center, lo=lo, hi=hi, values=values, n_finite=n,
                      seeds=tuple(c.seed for c in curves), band=band,
                      diverged=tuple(c.seed for c in curves if c.diverged),

@@ -2,10 +2,14 @@
 
 A figure is declared in the spec (`figures:`), validated by `FigureSpec`. Each panel
 draws, for every label, the seed aggregate on a common x-grid (`drocli.aggregate`): a
-mean line with a translucent +-1 std band (or median with the 0.25-0.75 quantiles). A
-label keeps its color and marker across panels (a fixed palette in legend order). The
-y-axis zooms on the curves, the title sits on top with the shared legend under it, and the
-caption is small text under the axes. Files are written atomically (temp + os.replace).
+mean line with a translucent +-1 std band (or median with the 0.25-0.75 quantiles); on a
+log y-axis the seeds are averaged on the log scale (geometric mean, band times / divided by
+the geometric std), so a band never reaches <= 0. A label keeps its color and marker across
+panels (a fixed palette in legend order). The y-axis zooms on the curves; an x-axis whose
+curves end more than 10x apart on wall time is logarithmic unless the panel says
+`logx: false`; the title sits on top with the shared legend under it; an axis label every
+panel shares is written once. The image carries no caption: captions sit beside it (the
+report's pages). Files are written atomically (temp + os.replace).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
 from drocli import __version__, registry  # noqa: E402
 from drocli.aggregate import aggregate, apply_filter, metric_as_x  # noqa: E402
@@ -196,28 +200,40 @@ def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str 
              for i, lab in enumerate(labels)}
 
     n_rows, n_cols = spec.grid_shape
+    n_panels = len(spec.panels)
+    xlabels = [spec.xlabel_of(p) for p in spec.panels]
+    ylabels = [_ylabel(p) for p in spec.panels]
+    # an axis label every panel has (as_lsvrg_fig1's nine "iteration"s) is written once:
+    # x under the grid (more than one row), y on the first column only
+    shared_x = xlabels[0] if n_panels > 1 and n_rows > 1 and len(set(xlabels)) == 1 else None
+    shared_y = n_panels > 1 and n_cols > 1 and len(set(ylabels)) == 1
     pw, ph = spec.panel_size
     width = pw * n_cols
     title = spec.title or experiment_title
     title_lines = _wrap(title, width, TITLE_FS * 1.05)
     per_row, legend_rows = _legend_grid(labels, width)
-    caption_lines = _wrap(spec.caption, width * 0.96, CAPTION_FS)
     pad = 0.08
+    label_h = 9.0 * 1.6 / 72                   # one axis-label line (axes.labelsize 9)
     title_h = len(title_lines) * TITLE_FS * 1.35 / 72
     legend_h = legend_rows * LEGEND_FS * 1.9 / 72 + (0.1 if legend_rows else 0.0)
     head = pad + title_h + legend_h + (0.04 if title_lines else 0.0)
-    foot = pad + len(caption_lines) * CAPTION_FS * 1.35 / 72 + (0.06 if caption_lines else 0)
+    foot = pad + (label_h if shared_x else 0.0)
     height = ph * n_rows + head + foot
 
     height = math.ceil(height * 50) / 50      # whole pixels at 50, 100, 150, 300 dpi
-    fig = Figure(figsize=(math.ceil(width * 50) / 50, height))
+    width = math.ceil(width * 50) / 50
+    fig = Figure(figsize=(width, height))
     FigureCanvasAgg(fig)
     axes = fig.subplots(n_rows, n_cols, squeeze=False, sharey=spec.sharey)
     for k, ax in enumerate(axes.flat):
-        if k >= len(spec.panels):
+        if k >= n_panels:
             ax.set_visible(False)
     for i, panel in enumerate(spec.panels):
         _draw_panel(axes.flat[i], rows, spec, i, panel, labels, style)
+        if shared_x is not None:
+            axes.flat[i].set_xlabel("")
+        if shared_y and i % n_cols:
+            axes.flat[i].set_ylabel("")
 
     if title_lines:
         fig.text(0.5, 1 - pad / height, "\n".join(title_lines), ha="center", va="top",
@@ -238,15 +254,40 @@ def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str 
         fig.legend(handles, labels, loc="upper center", ncol=per_row, frameon=False,
                    bbox_to_anchor=(0.5, 1 - (pad + title_h + 0.02) / height),
                    fontsize=LEGEND_FS, handlelength=2.4, columnspacing=1.6)
-    if caption_lines:
-        fig.text(0.5, pad / height, "\n".join(caption_lines), ha="center", va="bottom",
-                 multialignment="left", fontsize=CAPTION_FS, color="#333333",
-                 fontstyle="italic")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)   # tight_layout on odd sizes
         fig.tight_layout(rect=(0.0, foot / height, 1.0, 1.0 - head / height),
                          h_pad=1.2, w_pad=1.0)
+    if shared_x is not None:        # just under the lowest tick labels, centred on the grid
+        renderer = fig.canvas.get_renderer()
+        boxes = [ax.get_tightbbox(renderer) for ax in axes.flat[:n_panels]]
+        low = min(b.y0 for b in boxes) / fig.bbox.height
+        x0 = min(ax.get_position().x0 for ax in axes.flat[:n_panels])
+        x1 = max(ax.get_position().x1 for ax in axes.flat[:n_panels])
+        fig.supxlabel(shared_x, x=(x0 + x1) / 2, y=low - 0.02 / height, va="top",
+                      fontsize=RC["axes.labelsize"])
     return fig
+
+
+LOG10_METRIC = re.compile(r"^log10_")
+LOG10_LABEL = re.compile(r"^\s*log\s*_?\s*10(?=[\s(])", re.IGNORECASE)
+
+
+def _ylabel(panel: PanelSpec) -> str:
+    """The panel's y-label; on a `log10_*` metric (values recorded as log10 of a quantity)
+    a label "log10(q)" or "log10 q" reads log$_{10}$(q), log$_{10}$ q: the axis says it
+    holds exponents."""
+    text = panel.ylabel if panel.ylabel is not None else panel.metric
+    if LOG10_METRIC.match(panel.metric):
+        return LOG10_LABEL.sub("log$_{10}$", text, count=1)
+    return text
+
+
+def auto_logx(ends: list[float], ratio: float = 10.0) -> bool:
+    """A log x-axis when the curves end more than `ratio` apart (wall time: 0.05 s and
+    70 s), so the short ones are not squeezed against the y-axis; needs positive ends."""
+    ends = [e for e in ends if np.isfinite(e) and e > 0]
+    return len(ends) > 1 and max(ends) > ratio * min(ends)
 
 
 def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSpec,
@@ -255,25 +296,40 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
     sub = apply_filter(rows, panel.filter, where=f"{where}.filter")
     sub = sub[sub["metric"] == panel.metric]
     logy = spec.logy if panel.logy is None else panel.logy
-    bands, notes, anchor = [], [], None
+    notes, aggs = [], []
     for lab in labels:
         lrows = sub[sub["label"].astype(str) == lab]
         if lrows.empty:
             continue
+        # on a log axis the seeds are averaged on the log scale (geometric mean and std),
+        # so the band is positive and symmetric on the axis as drawn
         agg = aggregate(lrows, x=spec.x_of(panel), band=spec.band, nan="omit",
-                        what=f"{where} ({panel.metric}, {lab})")
-        ok = np.isfinite(agg.center)
+                        what=f"{where} ({panel.metric}, {lab})", log=logy)
         if agg.diverged:
             notes.append(f"{lab}: {len(agg.diverged)}/{agg.n_seeds} seeds diverged")
-        if not ok.any():
-            continue
+        if logy:
+            nonpos = int((agg.values <= 0).sum())
+            if nonpos:
+                notes.append(f"{lab}: {nonpos} values <= 0 left out (log axis)")
+        ok = np.isfinite(agg.center)
+        if ok.any():
+            aggs.append((lab, agg, ok))
+    logx = panel.logx if panel.logx is not None else spec.logx
+    if panel.logx is None and not logx and spec.x_of(panel) == "time_s":
+        logx = auto_logx([float(a.grid[ok][-1]) for _, a, ok in aggs])
+    bands, anchor = [], None
+    for lab, agg, ok in aggs:
+        if logx:
+            ok = ok & (agg.grid > 0)           # no x <= 0 on a log axis (time 0, call 0)
+            if not ok.any():
+                continue
         color, marker = style[lab]
         g, c = agg.grid, agg.center
         if spec.band != "none" and agg.n_seeds > 1:
             ax.fill_between(g, agg.lo, agg.hi, where=ok, color=color, alpha=0.22,
                             linewidth=0, interpolate=False)
-        ax.plot(g, c, color=color, lw=1.6, marker=marker, markersize=4,
-                markevery=(0.03 + 0.025 * (len(bands) % 6), 0.16), label=lab)
+        ax.plot(g, np.where(ok, c, np.nan), color=color, lw=1.6, marker=marker,
+                markersize=4, markevery=(0.03 + 0.025 * (len(bands) % 6), 0.16), label=lab)
         bands.append((g[ok], agg.lo[ok], agg.hi[ok]))
         if anchor is None:
             anchor = (g[ok], c[ok])
@@ -281,8 +337,8 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
         _reference_line(ax, *anchor, panel.reference_slope)
     ax.set_title(panel.title if panel.title is not None else panel.metric)
     ax.set_xlabel(spec.xlabel_of(panel))
-    ax.set_ylabel(panel.ylabel if panel.ylabel is not None else panel.metric)
-    if spec.logx:
+    ax.set_ylabel(_ylabel(panel))
+    if logx:
         ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
@@ -290,11 +346,14 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
         filt = {**spec.filter, **panel.filter}
         ax.text(0.5, 0.5, "no data" + (f"\nfilter {filt}" if filt else ""),
                 transform=ax.transAxes, ha="center", va="center", color="0.4")
-    if not spec.logx:
+    if not logx:
         ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 3), useMathText=True)
     if not logy:
         ax.ticklabel_format(axis="y", style="plain", useOffset=False)
-    ylim = auto_ylim(bands, logy=logy)
+        if LOG10_METRIC.match(panel.metric):   # exponents: whole decades as ticks
+            ax.yaxis.set_major_locator(MaxNLocator(nbins="auto", steps=[1, 2, 5, 10],
+                                                   integer=True))
+    ylim = auto_ylim(bands, logy=logy, logx=logx)
     if panel.ylim is not None:
         lo, hi = panel.ylim
         ylim = (lo if lo is not None else (ylim or (None, None))[0],
@@ -310,8 +369,11 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
     if bands:
         x0 = min(float(b[0][0]) for b in bands)
         x1 = max(float(b[0][-1]) for b in bands)
-        if not spec.logx and x1 > x0:
-            ax.set_xlim(x0, x1 + 0.01 * (x1 - x0))
+        if x1 > x0:
+            if logx:
+                ax.set_xlim(x0, x1 * (x1 / x0) ** 0.01)
+            else:
+                ax.set_xlim(x0, x1 + 0.01 * (x1 - x0))
     if panel.xlim is not None:
         ax.set_xlim(*panel.xlim)
     if notes:
@@ -335,19 +397,23 @@ def _reference_line(ax, x: np.ndarray, y: np.ndarray, slope: float) -> None:
 
 
 def auto_ylim(bands: list[tuple[np.ndarray, np.ndarray, np.ndarray]], logy: bool = False,
-              pad: float = 0.05) -> tuple[float, float] | None:
+              pad: float = 0.05, logx: bool = False) -> tuple[float, float] | None:
     """y-limits enclosing every band (grid, lo, hi), padded by `pad` of the range.
 
     If the first 2% of the x-range (e.g. the start value ln 2) would more than double
-    the range, it is left out so the curves are not squashed. Log scale: computed on
-    log10 of the positive values. None when there is nothing finite.
+    the range, it is left out so the curves are not squashed (2% of the log range on a log
+    x-axis). Log scale: computed on log10 of the positive values. None when there is
+    nothing finite.
     """
     pts = [(g, lo, hi) for g, lo, hi in bands if len(g)]
     if not pts:
         return None
     x0 = min(float(g[0]) for g, _, _ in pts)
     x1 = max(float(g[-1]) for g, _, _ in pts)
-    cut = x0 + HEAD_ZOOM_FRACTION * (x1 - x0)
+    if logx and x0 > 0:
+        cut = x0 * (x1 / x0) ** HEAD_ZOOM_FRACTION
+    else:
+        cut = x0 + HEAD_ZOOM_FRACTION * (x1 - x0)
 
     def span(after: float | None):
         vals = []

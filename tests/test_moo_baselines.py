@@ -287,3 +287,17 @@ def test_objective_space_errors(tiny_run, tmp_path):
     spec = load_spec(tiny_run / "spec.yaml")
     with pytest.raises(DrocliError, match="artifacts.npz"):       # a folder without arrays
         panel_points(df, fig, {"spec": spec, "results_dir": tmp_path})
+
+
+def test_objective_space_image_has_no_caption(tiny_run):
+    """The caption (and the old 'Drawn from' note) is left to the report, not drawn."""
+    from drocli.plots.objective_space import make_objective_space
+    from drocli.records import read_records
+    from drocli.spec import load_spec
+
+    spec = load_spec(tiny_run / "spec.yaml")
+    fig = make_objective_space(read_records(tiny_run), spec.figures[0], None,
+                               {"spec": spec, "results_dir": tiny_run})
+    texts = [t.get_text() for t in fig.texts]
+    assert any(t.startswith("tiny:") for t in texts)
+    assert not any("decision space" in t or "Drawn from" in t for t in texts)

@@ -89,3 +89,23 @@ def test_box_renders_and_rejects_unknown_metric(tmp_path):
 def test_unknown_kind_is_a_spec_error():
     with pytest.raises(DrocliError, match="unknown figure 'scater'"):
         validate_figure({"kind": "scater", "name": "x"})
+
+
+@pytest.mark.parametrize("kind", ["box", "scatter"])
+def test_images_carry_no_caption(kind, tmp_path, monkeypatch):
+    """Captions go beside the image (the report), for every figure kind."""
+    import drocli.plotting as plotting
+
+    drawn = []
+    monkeypatch.setattr(plotting, "save_figure",
+                        lambda fig, *a, **k: drawn.append(fig) or [tmp_path / "x.png"])
+    df, _ = make_records()
+    raw = {"box": {"kind": "box", "name": "f", "panels": [{"metric": "acc"}]},
+           "scatter": {"kind": "scatter", "name": "f", "x": "parity", "y": "acc",
+                       "panels": [{"title": "all"}]}}[kind]
+    spec = validate_figure({**raw, "title": "T", "caption": "CAPTION WORDS"})
+    plot_figures(df, [spec], tmp_path)
+    (fig,) = drawn
+    texts = [t.get_text() for t in fig.texts]
+    texts += [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert "T" in texts and not any("CAPTION" in t for t in texts)

@@ -169,21 +169,126 @@ def test_auto_ylim_pads_five_percent():
     assert auto_ylim([]) is None
 
 
-def test_title_legend_and_caption_visible_and_not_over_axes():
+def test_title_and_legend_visible_and_no_caption_in_the_image():
+    """The caption belongs beside the image (the report), not baked into it."""
     fig = make_figure(make_records(), spec(caption="x " * 200))
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     fb = fig.bbox
     axes_boxes = [ax.get_tightbbox(r) for ax in visible_axes(fig)]
     top = max(b.y1 for b in axes_boxes)
-    bottom = min(b.y0 for b in axes_boxes)
-    caption = [t for t in fig.texts if t.get_text().startswith("x x")][0]
-    cb = caption.get_window_extent(r)
-    assert cb.y0 >= fb.y0 and cb.x0 >= fb.x0 and cb.x1 <= fb.x1 and cb.y1 <= bottom
+    assert not [t for t in fig.texts if "x x" in t.get_text()]
     lb = fig.legends[0].get_window_extent(r)
     assert lb.y0 >= top - 1 and lb.y1 <= fb.y1
     title = [t for t in fig.texts if t.get_text() == "GDRO synthetic"][0]
     assert title.get_window_extent(r).y0 >= lb.y1 - 1
+
+
+def _lognormal_records(ends=None, seeds=range(5), sigma=1.5, n=40, metric="loss"):
+    """Strictly positive, very noisy curves (log-normal around a decay): mean - std < 0."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for lab, end in (ends or {"A": 1.0, "B": 1.0}).items():
+        for s in seeds:
+            x = np.linspace(0, end, n + 1)
+            y = np.exp(-3 * x / end) * np.exp(sigma * rng.standard_normal(n + 1))
+            for k in range(n + 1):
+                rows.append(dict(experiment="e", cell=f"{lab}-{s}", solver=lab, label=lab,
+                                 dataset="d", seed=s, step=k, oracle_calls=1000.0 * k,
+                                 time_s=x[k], metric=metric, value=y[k]))
+    return pd.DataFrame(rows)
+
+
+def _band_ys(ax):
+    """The y of every vertex of every band (fill_between polygons) drawn on `ax`."""
+    ys = [path.vertices[:, 1] for coll in ax.collections for path in coll.get_paths()]
+    assert ys, "no band drawn"
+    return np.concatenate(ys)
+
+
+@pytest.mark.parametrize("band", ["std", "quantile"])
+def test_band_on_a_log_axis_stays_positive(band):
+    """On a log y-axis the band lives on the log scale (geometric mean and std): no vertex
+    of a band polygon reaches <= 0, though the arithmetic mean - std of the same data does."""
+    rec = _lognormal_records()
+    v = rec.pivot_table(index=["label", "step"], columns="seed", values="value")
+    assert (v.mean(axis=1) - v.std(axis=1) <= 0).any()        # the old band went below 0
+    s = FigureSpec.model_validate({"name": "f", "logy": True, "band": band,
+                                   "panels": [{"metric": "loss"}]})
+    (ax,) = visible_axes(make_figure(rec, s))
+    assert ax.get_yscale() == "log"
+    ys = _band_ys(ax)
+    assert np.all(ys[np.isfinite(ys)] > 0)
+    assert ax.get_ylim()[0] > 0
+    # the center line is the geometric mean of the seeds
+    line = ax.lines[0]
+    a = rec[rec.label == "A"].pivot_table(index="oracle_calls", columns="seed", values="value")
+    if band == "std":
+        np.testing.assert_allclose(line.get_ydata(), np.exp(np.log(a).mean(axis=1)), rtol=1e-12)
+
+
+def test_band_on_a_linear_axis_is_still_mean_and_std():
+    rec = _lognormal_records()
+    s = FigureSpec.model_validate({"name": "f", "panels": [{"metric": "loss"}]})
+    (ax,) = visible_axes(make_figure(rec, s))
+    a = rec[rec.label == "A"].pivot_table(index="oracle_calls", columns="seed", values="value")
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), a.mean(axis=1), rtol=1e-12)
+    assert (_band_ys(ax) < 0).any()
+
+
+def test_wall_time_panel_goes_log_when_curves_end_decades_apart():
+    far = _lognormal_records(ends={"fast": 0.05, "slow": 70.0}, sigma=0.1)
+    near = _lognormal_records(ends={"fast": 6.0, "slow": 12.0}, sigma=0.1)
+    s = FigureSpec.model_validate({"name": "f", "x": "time_s", "logy": True,
+                                   "panels": [{"metric": "loss"}]})
+    (ax,) = visible_axes(make_figure(far, s))
+    assert ax.get_xscale() == "log" and ax.get_xlim()[0] > 0
+    assert np.all(_band_ys(ax) > 0)
+    (ax,) = visible_axes(make_figure(near, s))
+    assert ax.get_xscale() == "linear"
+    # the panel decides when it says so; oracle calls never switch by themselves
+    s = FigureSpec.model_validate({"name": "f", "x": "time_s",
+                                   "panels": [{"metric": "loss", "logx": False}]})
+    assert visible_axes(make_figure(far, s))[0].get_xscale() == "linear"
+    s = FigureSpec.model_validate({"name": "f", "panels": [{"metric": "loss"}]})
+    assert visible_axes(make_figure(far, s))[0].get_xscale() == "linear"
+
+
+def test_shared_axis_labels_are_written_once():
+    s = spec(layout=[2, 2], xlabel="# gradients",
+             panels=[{"metric": "max_risk_train", "ylabel": "risk"},
+                     {"metric": "max_risk_test", "ylabel": "risk"},
+                     {"metric": "max_risk_train", "ylabel": "risk"},
+                     {"metric": "max_risk_test", "ylabel": "risk"}])
+    fig = make_figure(make_records(), s)
+    axes = visible_axes(fig)
+    assert [ax.get_xlabel() for ax in axes] == ["", "", "", ""]
+    assert fig._supxlabel is not None and fig._supxlabel.get_text() == "# gradients"
+    assert [ax.get_ylabel() for ax in axes] == ["risk", "", "risk", ""]
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    low = min(ax.get_tightbbox(r).y0 for ax in axes)
+    assert fig._supxlabel.get_window_extent(r).y1 <= low + 1     # under the panels
+    # panels with their own x keep their own label
+    s = spec(layout=[2, 1], panels=[{"metric": "max_risk_train"},
+                                    {"metric": "max_risk_train", "x": "time_s"}])
+    fig = make_figure(make_records(), s)
+    assert [ax.get_xlabel() for ax in visible_axes(fig)] == ["# oracle calls", "wall time (s)"]
+    assert fig._supxlabel is None
+
+
+def test_log10_metric_says_log10_and_ticks_whole_exponents():
+    rec = make_records().assign(metric=lambda d: "log10_" + d["metric"],
+                                value=lambda d: -20 * d["value"])
+    s = spec(panels=[{"metric": "log10_max_risk_train", "ylabel": "log10(F(x) - F*)"},
+                     {"metric": "log10_max_risk_test", "ylabel": "log10 cross entropy"},
+                     {"metric": "log10_max_risk_test"}])
+    a, b, c = visible_axes(make_figure(rec, s))
+    assert a.get_ylabel() == "log$_{10}$(F(x) - F*)"
+    assert b.get_ylabel() == "log$_{10}$ cross entropy"
+    assert c.get_ylabel() == "log10_max_risk_test"
+    ticks = [t for t in a.get_yticks() if a.get_ylim()[0] <= t <= a.get_ylim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks)
 
 
 def test_unknown_metric_names_figure_panel_and_metrics():

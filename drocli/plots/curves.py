@@ -1,6 +1,6 @@
 """Figure kind `curves` (the default): one panel per metric against a shared x (oracle calls,
-time, iterations), seed mean with a +-1 std band (or median and quartiles), one legend.
-Drawn by `drocli.plotting`."""
+time, iterations), seed mean with a +-1 std band (or median and quartiles; geometric on a
+log y-axis), one legend. Drawn by `drocli.plotting`."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ class PanelSpec(BaseModel):
     ylim: tuple[float | None, float | None] | None = None   # default: zoom to the data
     xlim: tuple[float | None, float | None] | None = None
     logy: bool | None = None           # default: the figure's logy
+    logx: bool | None = None           # default: the figure's logx (wall time: see logx)
     filter: FilterSpec = Field(default_factory=dict)   # merged over the figure's filter
     reference_slope: float | None = None   # dashed c * x^slope guide (e.g. -0.5: O(1/sqrt t))
 
@@ -54,8 +55,8 @@ class FigureSpec(BaseModel):
     x: str = "oracle_calls"
     xlabel: str | None = None
     band: Literal["std", "quantile", "none"] = "std"
-    logx: bool = False
-    logy: bool = False
+    logx: bool = False                 # every panel; a wall-time panel (x: time_s) whose
+    logy: bool = False                 # curves end >10x apart is log unless it says logx
     legend: list[str] | None = None     # order and selection of labels
     colors: dict[str, str] = Field(default_factory=dict)   # label -> color (paper's colors)
     panels: list[PanelSpec] = Field(min_length=1)

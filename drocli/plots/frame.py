@@ -1,5 +1,6 @@
-"""A titled figure with a panel grid, an optional shared legend and a caption, sized so the
-panels keep their size whatever the text: the frame every non-curve kind draws into."""
+"""A titled figure with a panel grid and an optional shared legend, sized so the panels keep
+their size whatever the text: the frame every non-curve kind draws into. No caption is drawn
+into the image: captions sit beside it (the report's pages)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import warnings
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from drocli.plotting import CAPTION_FS, LEGEND_FS, TITLE_FS, _legend_grid, _wrap
+from drocli.plotting import LEGEND_FS, TITLE_FS, _legend_grid, _wrap
 
 
 class Frame:
     """`Frame(rows, cols, panel_size, title, caption, legend_labels)`; draw on `axes`, add
-    the legend with `legend(handles)`, then `finish()` lays it out and returns the Figure."""
+    the legend with `legend(handles)`, then `finish()` lays it out and returns the Figure.
+    `caption` is accepted and not drawn (the image stays clean; the report prints it)."""
 
     def __init__(self, n_rows: int, n_cols: int, panel_size, title: str | None,
                  caption: str | None, legend_labels: list[str] | None = None,
@@ -24,13 +26,11 @@ class Frame:
         self.labels = list(legend_labels or [])
         self.title_lines = _wrap(title, width, TITLE_FS * 1.05)
         self.per_row, legend_rows = _legend_grid(self.labels, width)
-        caption_lines = _wrap(caption, width * 0.96, CAPTION_FS)
         self.pad = 0.08
         self.title_h = len(self.title_lines) * TITLE_FS * 1.35 / 72
         legend_h = legend_rows * LEGEND_FS * 1.9 / 72 + (0.1 if legend_rows else 0.0)
         self.head = self.pad + self.title_h + legend_h + (0.04 if self.title_lines else 0.0)
-        self.foot = (self.pad + len(caption_lines) * CAPTION_FS * 1.35 / 72
-                     + (0.06 if caption_lines else 0.0))
+        self.foot = self.pad
         self.height = math.ceil((ph * n_rows + self.head + self.foot) * 50) / 50
         self.fig = Figure(figsize=(math.ceil(width * 50) / 50, self.height))
         FigureCanvasAgg(self.fig)
@@ -39,10 +39,6 @@ class Frame:
         if self.title_lines:
             self.fig.text(0.5, 1 - self.pad / self.height, "\n".join(self.title_lines),
                           ha="center", va="top", fontsize=TITLE_FS, fontweight="bold")
-        if caption_lines:
-            self.fig.text(0.5, self.pad / self.height, "\n".join(caption_lines), ha="center",
-                          va="bottom", multialignment="left", fontsize=CAPTION_FS,
-                          color="#333333", fontstyle="italic")
 
     def legend(self, handles) -> None:
         if not self.labels:

@@ -76,7 +76,8 @@ class ObjectiveSpaceFigure(BaseModel):
     region: bool = True
     rays: bool = True
     panel_size: tuple[PositiveFloat, PositiveFloat] = (2.9, 2.9)   # inches per panel
-    settings_note: bool = True      # append "records: seeds ..., n preferences" to the caption
+    settings_note: bool = True      # no effect (kept for recorded specs): the image has no
+                                    # caption; the report's caption names the run's seeds
 
     @model_validator(mode="after")
     def _check(self):
@@ -279,17 +280,6 @@ def _panel_title(fig: ObjectiveSpaceFigure, k: int, label: str, col: Column,
     return f"{prefix}{label}, {what}"
 
 
-def _settings_note(table: pd.DataFrame, prefs: list) -> str:
-    """What the drawn records hold (so a smoke run cannot pass for the paper's)."""
-    seeds = sorted({int(v) for v in table["seed"].dropna()})
-    if not seeds:
-        return ""
-    txt = f"[Drawn from: seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
-    if prefs:
-        txt += f"; {len(prefs)} preferences"
-    return txt + ".]"
-
-
 def _letter(k: int) -> str:
     s = ""
     k += 1
@@ -331,7 +321,7 @@ def _make(records: pd.DataFrame, spec: ObjectiveSpaceFigure, experiment_title: s
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from drocli.plotting import CAPTION_FS, LEGEND_FS, TITLE_FS, _legend_grid, _wrap
+    from drocli.plotting import LEGEND_FS, TITLE_FS, _legend_grid, _wrap
 
     table = final_table(records, spec)
     missing = [lab for lab in spec.rows if lab not in set(table["label"])]
@@ -370,15 +360,12 @@ def _make(records: pd.DataFrame, spec: ObjectiveSpaceFigure, experiment_title: s
                    for lab in spec.rows]
     blocks = [(h, lab, *_legend_grid(lab, width)) for h, lab in
               ((ref_handles, ref_labels), (dot_handles, list(spec.rows))) if lab]
-    settings = _settings_note(table, prefs) if spec.settings_note else ""
-    caption_lines = _wrap(" ".join(t for t in (spec.caption, settings) if t), width * 0.96,
-                          CAPTION_FS)
     pad = 0.08
     row_h = LEGEND_FS * 1.9 / 72
     title_h = len(title_lines) * TITLE_FS * 1.35 / 72
     legend_h = sum(rows for *_, rows in blocks) * row_h + 0.08 * len(blocks)
     head = pad + title_h + legend_h + (0.04 if title_lines else 0.0)
-    foot = pad + len(caption_lines) * CAPTION_FS * 1.35 / 72 + (0.06 if caption_lines else 0)
+    foot = pad
     height = math.ceil((ph * n_rows + head + foot) * 50) / 50
     fig = Figure(figsize=(math.ceil(width * 50) / 50, height))
     FigureCanvasAgg(fig)
@@ -408,10 +395,6 @@ def _make(records: pd.DataFrame, spec: ObjectiveSpaceFigure, experiment_title: s
                    bbox_to_anchor=(0.5, 1 - top / height), fontsize=LEGEND_FS,
                    handlelength=2.2, columnspacing=1.4, borderaxespad=0.0, borderpad=0.2)
         top += rows * row_h + 0.08
-    if caption_lines:
-        fig.text(0.5, pad / height, "\n".join(caption_lines), ha="center", va="bottom",
-                 multialignment="left", fontsize=CAPTION_FS, color="#333333",
-                 fontstyle="italic")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         fig.tight_layout(rect=(0.0, foot / height, 1.0, 1.0 - head / height),
