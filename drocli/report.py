@@ -111,8 +111,8 @@ def flags(c) -> str:
     if reg.get("status") == "post_hoc":
         out.append(f"post hoc ({reg.get('why')})")
     elif reg.get("status") == "confirmed":
-        out.append("post hoc, confirmed on seeds run after it was fixed ("
-                   + ", ".join(map(str, reg.get("confirmed_seeds", []))) + ")")
+        out.append("written after earlier runs; judged on the seeds first run after it was "
+                   "fixed (" + ", ".join(map(str, reg.get("confirmed_seeds", []))) + ")")
     if c.tuned_on:
         out.append("judged on tuning seed(s) " + ", ".join(map(str, c.tuned_on)))
     return "; ".join(out)

@@ -370,8 +370,9 @@ def format_result(r: ClaimResult) -> str:
                  f"folder and check again]")
     elif reg.get("status") == "confirmed":
         seeds = ", ".join(map(str, reg.get("confirmed_seeds", [])))
-        line += (f" [post hoc, confirmed on seeds run after it was fixed ({seeds}); on "
-                 f"every seed: {TAGS.get(reg.get('post_hoc_status'), '?')}]")
+        line += (f" [written or changed after earlier runs: judged on the seeds first run "
+                 f"after it was fixed ({seeds}); on every seed: "
+                 f"{TAGS.get(reg.get('post_hoc_status'), '?')}]")
     if r.tuned_on:
         line += (f" [judged on seed(s) {', '.join(map(str, r.tuned_on))} that tuning used: "
                  f"run held-out seeds]")
