@@ -13,10 +13,12 @@ cells all ran after it was fixed are enough to judge it: `check` then judges it 
 seeds alone and reports that verdict, with the post-hoc one beside it.
 
 The hash covers what is judged and said: every field of the claim's model (text, kind,
-metric, labels, threshold, factor, level, direction, seeds rule, filter, profiles, mark,
+metric, labels, threshold, factor, level, direction, seeds rule, filter, panels, mark,
 confidence) except its `source` (the paper's words it cites: attaching or correcting the
-citation does not change the test) and fields at their default (`exclude_defaults`), so a
-field added to drocli later does not re-key old claims.
+citation does not change the test), its `profiles` (which profiles judge it: a profile
+left out shows the claim as skipped there, and the test on the others is unchanged) and
+fields at their default (`exclude_defaults`), so a field added to drocli later does not
+re-key old claims.
 
 A spec's `tuning:` names where its settings came from (the tuning specs or records) and the
 seeds tuning used; a claim judged on any of them is flagged: tuning on the judged seeds
@@ -34,13 +36,14 @@ from datetime import datetime, timezone
 
 
 def claim_hash(claim) -> str:
-    """sha1 of the claim's content (model or dict), without its source and the fields at
-    their default."""
+    """sha1 of the claim's content (model or dict), without its source, its profiles and
+    the fields at their default."""
     if hasattr(claim, "model_dump"):
         data = claim.model_dump(mode="json", exclude_defaults=True)
     else:
         data = dict(claim)
     data.pop("source", None)
+    data.pop("profiles", None)
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha1(text.encode()).hexdigest()
 
