@@ -66,6 +66,13 @@ def cli():
 
 @cli.command(epilog=EPILOG_RUN)
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("overrides", metavar="[KEY=VALUE]...", nargs=-1)
+@click.option("--multirun", "-m", is_flag=True, help="Sweep: KEY=a,b,c runs every value "
+              "(a grid over that data, problem or solver parameter, or seeds).")
+@click.option("--solver", "-s", "only_solvers", multiple=True, metavar="LABEL",
+              help="Run only this solver entry (label or name); repeatable.")
+@click.option("--data", "-d", "only_data", multiple=True, metavar="CASE",
+              help="Run only this case (named setting) of the spec; repeatable.")
 @click.option("--out", "-o", type=click.Path(path_type=Path),
               help="Results folder [default: results/<spec name>, -<profile> unless paper].")
 @click.option("-j", "--jobs", "n_jobs", type=int, default=1, show_default=True,
@@ -84,12 +91,14 @@ def cli():
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @click.option("--skip-memory-check", is_flag=True,
               help="Run even when the estimated memory exceeds what is available.")
-def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_run, quiet,
-        skip_memory_check):
+def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, profile, sets,
+        backend, scheduler, force, dry_run, quiet, skip_memory_check):
     """Run the experiment described by SPEC and write tidy CSV.
 
     Writes OUT/records.csv.gz (one row per cell, checkpoint and metric), OUT/spec.yaml
     (the resolved spec) and OUT/manifest.json (provenance and per-cell status).
+    KEY=VALUE after SPEC overrides a value as --set does (hydra style); with -m,
+    KEY=a,b,c sweeps it.
     """
     from drocli.resume import nothing_to_do, run_key
 
@@ -97,8 +106,10 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
         from drocli.runner import dask_timeout
 
         dask_timeout()                   # a bad DROCLI_DASK_TIMEOUT: refused before anything
+    typed = (*sets, *overrides, *(["-m"] if multirun else []),
+             *(f"-s {x}" for x in only_solvers), *(f"-d {x}" for x in only_data))
     try:
-        key = run_key(spec_file, profile, sets)
+        key = run_key(spec_file, profile, typed)
     except (OSError, DrocliError):   # unreadable spec: the full path says why, with the fix
         key = None
     if key and out is not None and not (force or dry_run):    # the same run again: decided
@@ -110,9 +121,12 @@ def run(spec_file, out, n_jobs, profile, sets, backend, scheduler, force, dry_ru
             return
     from drocli import runner
     from drocli.cells import expand
+    from drocli.overrides import positional
     from drocli.spec import load_spec, parse_set
 
-    spec = load_spec(spec_file, profile=profile, overrides=parse_set(sets))
+    spec = load_spec(spec_file, profile=profile,
+                     overrides=parse_set(sets) + positional(overrides, multirun),
+                     solvers=only_solvers, data=only_data)
     out = out or _default_out(spec)
     if not skip_memory_check:
         from drocli.resources import check as check_memory
@@ -306,30 +320,41 @@ def list_(what, name):
 
 @cli.command()
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("overrides", metavar="[KEY=VALUE]...", nargs=-1)
+@click.option("--multirun", "-m", is_flag=True, help="KEY=a,b,c sweeps the value, as in run.")
+@click.option("--solver", "-s", "only_solvers", multiple=True, metavar="LABEL",
+              help="Only this solver entry (label or name); repeatable.")
+@click.option("--data", "-d", "only_data", multiple=True, metavar="CASE",
+              help="Only this case (named setting); repeatable.")
 @click.option("--profile", "-p", help="Spec profile: smoke, quick, paper [default].")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a spec value by dotted path (YAML value); repeatable.")
-def show(spec_file, profile, sets):
+def show(spec_file, overrides, multirun, only_solvers, only_data, profile, sets):
     """Print the resolved spec (profile, overrides and defaults applied) without running it."""
+    from drocli.overrides import positional
     from drocli.spec import dump_spec, load_spec, parse_set
 
-    spec = load_spec(spec_file, profile=profile, overrides=parse_set(sets))
+    spec = load_spec(spec_file, profile=profile,
+                     overrides=parse_set(sets) + positional(overrides, multirun),
+                     solvers=only_solvers, data=only_data)
     click.echo(dump_spec(spec), nl=False)
 
 
 @cli.command()
 @click.argument("results_dirs", metavar="RESULTS_DIR...", nargs=-1, required=True,
                 type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("docs/report"),
-              show_default=True, help="Report folder (Markdown and HTML pages, index).")
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="Report folder (Markdown and HTML pages, index, the figures copied in); "
+                   "required: the tracked docs/report is written only when named.")
 @click.option("--readme", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the status block of this README (between its markers).")
 @click.option("--check", is_flag=True, help="With --readme: write nothing; exit 1 when the "
               "block is stale.")
 def report(results_dirs, out, readme, check):
-    """Write a reproduction report of RESULTS_DIR...: per folder a Markdown and an HTML page
-    (figures, verdicts with paired effects and intervals, provenance) and an index; with
-    --readme, the README's generated status block (one line per folder)."""
+    """Write a reproduction report of RESULTS_DIR... into --out: per folder a Markdown and an
+    HTML page (figures copied into the report, verdicts with paired effects and intervals,
+    provenance) and an index; the folder can be moved or copied whole. With --readme, the
+    README's generated status block (one line per folder, linking --out)."""
     import os
 
     from drocli import report as rep
@@ -337,7 +362,8 @@ def report(results_dirs, out, readme, check):
     if check:
         if readme is None:
             raise DrocliError("--check needs --readme", key="--check",
-                              fix="drocli report results/* --readme README.md --check")
+                              fix="drocli report results/* --out docs/report --readme "
+                                  "README.md --check")
         pages = [rep._load(d) for d in results_dirs]
     else:
         pages = rep.write(list(results_dirs), out)
@@ -347,7 +373,8 @@ def report(results_dirs, out, readme, check):
         current = rep.update_readme(readme, rep.readme_block(pages, link), check)
         if check and not current:
             click.echo(f"{readme}: the status block is stale; run `drocli report "
-                       f"{' '.join(map(str, results_dirs))} --readme {readme}`", err=True)
+                       f"{' '.join(map(str, results_dirs))} --out {out} --readme {readme}`",
+                       err=True)
             sys.exit(1)
         click.echo(f"{readme}: status block {'current' if current else 'written'}")
 

@@ -519,14 +519,17 @@ def read_yaml(path: str | Path) -> dict:
     return raw
 
 
-def load_spec(path: str | Path, profile: str | None = None, overrides=()) -> Spec:
-    """Read, profile, override and validate a spec file."""
+def load_spec(path: str | Path, profile: str | None = None, overrides=(),
+              solvers=(), data=()) -> Spec:
+    """Read, profile, override, select (`-s`, `-d`) and validate a spec file."""
     file = str(path)
     raw = read_yaml(path)
-    return resolve(raw, file=file, profile=profile, overrides=overrides)
+    return resolve(raw, file=file, profile=profile, overrides=overrides, solvers=solvers,
+                   data=data)
 
 
-def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=()) -> Spec:
+def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
+            solvers=(), data=()) -> Spec:
     raw = copy.deepcopy(raw)
     profiles = raw.get("profiles") or {}
     if not isinstance(profiles, dict):
@@ -548,6 +551,10 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=()) -
             apply_override(raw, str(k), copy.deepcopy(v), file=file)
     for k, v in overrides:
         apply_override(raw, k, v, file=f"{file} (--set {k})")
+    if solvers or data:
+        from drocli.overrides import select
+
+        select(raw, solvers, data, file=file)
     raw["profile"] = chosen
     try:
         spec = Spec.model_validate(raw)
