@@ -174,8 +174,8 @@ def _extract(archive: Path, members: tuple[str, ...], folder: Path) -> None:
 
 def fetch(source: str, downloads: Downloads, folder: Path, *, mirror: str | None = None,
           only: tuple[str, ...] = (), quiet: bool = False, log=print) -> list[Path]:
-    """Download, verify and place the source's files (or `only` those) into `folder`."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Download, verify and place the source's files (or `only` those) into `folder`; a
+    folder this call made is removed again if it fails before anything lands in it."""
     names = {r.name for r in downloads.files}
     unknown = [n for n in only if n not in names]
     if unknown:
@@ -183,6 +183,17 @@ def fetch(source: str, downloads: Downloads, folder: Path, *, mirror: str | None
 
         raise DrocliError(f"{source} has no file {unknown[0]!r}", key="--file",
                           fix=did_you_mean(unknown[0], names))
+    made = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        return _fetch_into(downloads, folder, mirror, only, quiet, log)
+    except BaseException:
+        if made and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        raise
+
+
+def _fetch_into(downloads: Downloads, folder: Path, mirror, only, quiet, log) -> list[Path]:
     placed = []
     for remote in downloads.files:
         if only and remote.name not in only:

@@ -216,3 +216,19 @@ def test_unknown_or_unfetchable_source(capsys):
     assert "no download address" in capsys.readouterr().err
     assert call("data", "fetch", "libsvm", "--file", "w9a") == 2
     assert "w8a" in capsys.readouterr().err
+
+
+def test_failed_fetch_leaves_no_empty_folder(server, data_home, tmp_path, capsys):
+    """`--to DIR` that the fetch made is removed again when nothing could be placed; a
+    folder that existed before is left as it was."""
+    from drocli.data import mnist
+
+    for r in mnist.DOWNLOADS.files:
+        server.files[r.name] = gzip.compress(b"not the MNIST file")
+    target = tmp_path / "new" / "mnist"
+    assert call("data", "fetch", "mnist", "--mirror", server.url, "--to", target, "-q") == 2
+    assert not target.exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    assert call("data", "fetch", "mnist", "--mirror", server.url, "--to", kept, "-q") == 2
+    assert kept.is_dir()
