@@ -1,19 +1,25 @@
 """`drocli report RESULTS_DIR... --out DIR`: a reproduction report generated from results.
 
 For each results folder: a Markdown and a static HTML page (no server, no scripts) with the
-experiment's figures (linked by relative path, not copied), the verdict table (status, the
-statistical verdict, each paired effect with its interval) and the provenance from the
-manifest (commit, machine, profile, seeds). An index over all of them, in both formats.
-`--readme README.md` replaces the block between the status markers of the README with one
-line per results folder; with `--check` it only compares and exits 1 when the block is
-stale. Nothing here depends on the clock: the same results give the same report.
+experiment's figures, copied into the report (`DIR/<folder>/<figure>.png`, linked relatively,
+so the report folder can be moved or copied whole), each figure's caption once beside it, the
+verdict table (one row per claim, then one row per comparison with its paired effect and
+interval; the procedure and seed count said once) and the provenance from the manifest
+(commit, a dirty working tree flagged at the top, machine, profile, seeds, the clock of the
+run that computed the cells). An index over all of them, in both formats, with totals (and
+status colours in HTML). `--readme README.md` replaces the block between the status markers
+of the README with one line per results folder; with `--check` it only compares and exits 1
+when the block is stale. Nothing here depends on the clock: the same results give the same
+report.
 """
 
 from __future__ import annotations
 
 import html
+import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from drocli.errors import DrocliError
@@ -38,6 +44,7 @@ class Page:
     description: str = ""             # the spec's description (settings, stand-ins)
     captions: dict | None = None      # figure name -> (title, caption) from the spec
     links: list[str] | None = None    # figure paths relative to the report folder
+    cell_times: dict = field(default_factory=dict)   # cell -> solver seconds (last time_s)
 
 
 def _load(results_dir: Path) -> Page:
@@ -53,11 +60,37 @@ def _load(results_dir: Path) -> Page:
     figures = sorted((results_dir / "figures").glob("*.png"))
     from drocli.spec import run_caption
 
-    captions = {f.name: (f.title or "", run_caption(f.caption, spec.profile, spec.seeds))
-                for f in spec.figures}
+    captions = {f.name: (f.title or "", " ".join(
+        t for t in (run_caption(f.caption, spec.profile, spec.seeds), _drawn(f)) if t))
+        for f in spec.figures}
+    df = judged.records
+    times = {}
+    if df is not None and len(df) and {"cell", "time_s"} <= set(df.columns):
+        import pandas as pd
+
+        t = pd.to_numeric(df["time_s"], errors="coerce").groupby(df["cell"]).max()
+        times = {str(k): float(v) for k, v in t.items() if math.isfinite(v)}
     return Page(results_dir.name, spec.name, spec.title or spec.name, spec.profile,
                 list(spec.seeds), judged.manifest, claims, figures, completeness.note(),
-                " ".join((spec.description or "").split()), captions)
+                " ".join((spec.description or "").split()), captions, cell_times=times)
+
+
+def _drawn(fig) -> str:
+    """How a curves figure draws its seeds (the image says nothing of it)."""
+    if getattr(fig, "kind", None) != "curves":
+        return ""
+    logy = bool(fig.logy) or any(p.logy for p in fig.panels)
+    lin = not fig.logy or any(p.logy is False for p in fig.panels)
+    band = fig.band
+    if band == "none":
+        what = "seed mean" + (" (geometric on log axes)" if logy else "")
+    elif band == "quantile":
+        what = "seed median, band 25-75 % quantiles"
+    else:
+        what = ("seed mean, band +-1 std" if lin else "") + (
+            ("; " if lin else "") + "on log y-axes the geometric mean, band x/÷ one "
+            "geometric std" if logy else "")
+    return f"[Drawn: {what}.]"
 
 
 def counts(page: Page) -> dict[str, int]:
@@ -124,50 +157,217 @@ def _source(c) -> str:
     return f"{s.where}: \u201c{' '.join(s.quote.split())}\u201d" if s is not None else ""
 
 
+def _when(stamp) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(stamp))
+    except (TypeError, ValueError):
+        return None
+
+
+def _utc(t: datetime | None) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S UTC") if t is not None else "?"
+
+
+def _span(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.3g} s"
+    m, s = divmod(round(seconds), 60)
+    return f"{m} min {s:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
+
+
+def compute_clock(manifest: dict, cell_times: dict) -> list[tuple[str, str]]:
+    """The clock of the run that computed the cells, never a later spec rewrite's.
+
+    A revision (`spec_revised`) keeps the compute run's `started`/`finished`. Manifests
+    rewritten before that rule kept the rewrite's clock: such a clock is shorter than the
+    cells' own solver time can allow (sum of their times / the run's parallelism), so it is
+    shown as unknown. Cells that carry `at` (when each first finished) give their span.
+    """
+    m = manifest or {}
+    rows = []
+    t0, t1 = _when(m.get("started")), _when(m.get("finished"))
+    cells = m.get("cells") if isinstance(m.get("cells"), dict) else {}
+    solver = sum(cell_times.values())
+    jobs = m.get("n_jobs")
+    par = jobs if isinstance(jobs, int) and jobs > 0 else (m.get("cpus") or 1)
+    par = max(1, min(int(par), len(cell_times) or 1))
+    need = solver / par
+    how = f", -j {m.get('n_jobs', '?')} ({m.get('backend', '?')})"
+    if t0 is None or t1 is None:
+        rows.append(("computed", "unknown (the manifest has no clock)"))
+    elif (t1 - t0).total_seconds() < 0.5 * need:
+        rows.append(("computed", f"unknown: the manifest's clock ({_utc(t0)}, "
+                     f"{_span((t1 - t0).total_seconds())}) is shorter than the cells' solver "
+                     f"time allows ({_span(solver)} over {par} worker(s)); it is a later "
+                     "rewrite's, not the run that computed them"))
+    else:
+        rows.append(("computed", f"{_utc(t0)} to {_utc(t1)} "
+                     f"({_span((t1 - t0).total_seconds())}){how}"))
+    ats = sorted(t for t in (_when(c.get("at")) for c in cells.values()
+                             if isinstance(c, dict) and c.get("at")) if t is not None)
+    if ats:
+        rows.append(("cells finished", f"{len(ats)} of {len(cells)} cells carry their "
+                     f"finish time: first {_utc(ats[0])}, last {_utc(ats[-1])} (a re-run "
+                     "cell keeps the time it first ran)"))
+    ran = m.get("cells_ran_after")
+    if isinstance(ran, dict) and ran.get("at"):
+        rows.append(("cells ran after", f"{_utc(_when(ran['at']))} ({ran.get('why', '')})"))
+    if cell_times:
+        rows.append(("solver time", f"{_span(solver)} summed over {len(cell_times)} cells "
+                     "(evaluation excluded)"))
+    rev = m.get("spec_revised")
+    if isinstance(rev, dict):
+        rows.append(("spec revised", f"{_utc(_when(rev.get('at')))}, commit "
+                     f"{str(rev.get('git_commit') or '?')[:12]}"
+                     f"{' (dirty)' if rev.get('git_dirty') else ''}: spec.yaml and the "
+                     "manifest rewritten, the numbers kept"))
+    return rows
+
+
+def dirty_note(page: Page) -> str:
+    """'' for a clean commit; else the warning a page opens with."""
+    m = page.manifest or {}
+    if not m.get("git_dirty"):
+        return ""
+    commit = str(m.get("git_commit") or "?")[:12]
+    return (f"Recorded from a dirty working tree: commit {commit} plus uncommitted changes, "
+            "so that commit alone may not reproduce these numbers.")
+
+
 def _provenance(page: Page) -> list[tuple[str, str]]:
     m = page.manifest
     commit = m.get("git_commit") or "?"
     return [("experiment", page.experiment), ("profile", page.profile),
             ("seeds", ", ".join(map(str, page.seeds))),
             ("drocli", f"{m.get('drocli', '?')} (commit {commit[:12]}"
-                       f"{', dirty' if m.get('git_dirty') else ''})"),
+                       f"{', DIRTY working tree' if m.get('git_dirty') else ''})"),
             ("machine", f"{m.get('host', '?')}, {m.get('platform', '?')}, "
                         f"{m.get('cpus', '?')} CPUs"),
-            ("run", f"{m.get('started', '?')} to {m.get('finished', '?')}, -j "
-                    f"{m.get('n_jobs', '?')} ({m.get('backend', '?')})")]
+            *compute_clock(m, page.cell_times)]
+
+
+def _note_of(effects: dict) -> str:
+    """The procedure and sample of a claim's effects: 'paired-t 95 % over 10 seeds'."""
+    first = next(iter(effects.values()))
+    n = max(e["n"] for e in effects.values())
+    unit = first.get("unit", "seed")
+    return (f"{first.get('method', 'paired-t')} {first['confidence']:.0%} over {n} "
+            f"{unit}{'s' if n != 1 else ''}")
+
+
+def _bonferroni(effects: dict) -> str:
+    conf = next(iter(effects.values()))["confidence"]
+    k = max(len(effects), max(e.get("others", 1) for e in effects.values()))
+    return (f"refuted against any one at {1 - (1 - conf) / k:.4g} (Bonferroni over {k})"
+            if k > 1 else "")
+
+
+def comparisons(c) -> list[tuple[str, str, str, str]]:
+    """One (other, effect, interval, verdict) per comparison of a claim result."""
+    from drocli.claims.judge import _word
+
+    out = []
+    for other, e in (c.effects or {}).items():
+        thr = f" vs threshold {e['threshold']:g}" if e.get("threshold") else ""
+        mean = f"{e['mean']:+.3g}" if e.get("mean") is not None else "n/a"
+        if e.get("p_holds") is not None:
+            interval = f"p = {e['p_holds']:.3g} for, {e['p_refutes']:.3g} against"
+        elif e.get("lo") is None:
+            interval = f"no interval: {e.get('why', 'n = ' + str(e.get('n')))}"
+        else:
+            interval = f"[{e['lo']:+.3g}, {e['hi']:+.3g}]{thr}"
+        extra = []
+        if e.get("why") and e.get("lo") is not None:
+            extra.append(e["why"])
+        if e.get("unpaired"):
+            extra.append(f"{e['unpaired']} diverged pair(s) left out")
+        verdict = "-" if e.get("lo") is None and e.get("p_holds") is None else _word(e["verdict"])
+        out.append((str(other), mean, interval + (f" ({'; '.join(extra)})" if extra else ""),
+                    verdict))
+    return out
+
+
+def seeds_note(page: Page) -> str:
+    """The procedure and seed count of the page's intervals, said once when they agree."""
+    notes = {_note_of(c.effects) for c in page.claims if c.effects}
+    return next(iter(notes)) if len(notes) == 1 else ""
+
+
+STATUS_COLORS = {"holds": "#d4edda", "fails": "#f8d7da", "not_reproduced": "#fde2c8",
+                 "inconclusive": "#eeeeee", "unexpectedly_holds": "#fff3b0",
+                 "post_hoc": "#dbe8fb", "skipped": "#ffffff"}
+
+
+def _status(c) -> str:
+    from drocli.claims import TAGS
+
+    return TAGS.get(c.status, c.status) + (f" ({flags(c)})" if flags(c) else "")
+
+
+def _overall(c) -> str:
+    from drocli.claims.judge import _word, overall
+
+    return _word(overall(c.effects)) if c.effects else "-"
+
+
+def _claim_note(c, shared: str) -> str:
+    """What a claim's comparison rows share beyond the page's note: its own procedure
+    when the page's differ, its Bonferroni level, how many comparisons."""
+    if not c.effects:
+        return "not judged on this profile" if c.status == "skipped" else "no effect computed"
+    bits = [] if shared else [_note_of(c.effects)]
+    if _bonferroni(c.effects):
+        bits.append(_bonferroni(c.effects))
+    return "; ".join(bits)
 
 
 def markdown(page: Page) -> str:
-    from drocli.claims import TAGS
-
-    lines = [f"# {page.title}", "", f"Results folder `{page.name}`."
-             + (f" **{page.note}**." if page.note else ""), "", "| | |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in _provenance(page)]
-    if page.description:
-        lines += ["", "## Settings, deviations and stand-ins", "", page.description]
     from drocli.listing import VERDICTS
 
-    lines += ["", "## Verdicts", "", VERDICTS, "", "| claim | status | effect and interval "
-              "| what is judged | the paper's words |", "|---|---|---|---|---|"]
-
     def cell(t: str) -> str:
-        return " ".join(t.split()).replace("|", "\\|")
+        return " ".join(str(t).split()).replace("|", "\\|")
 
+    lines = [f"# {page.title}", ""]
+    if dirty_note(page):
+        lines += [f"> **Dirty.** {dirty_note(page)}", ""]
+    lines += [f"Results folder `{page.name}`." + (f" **{page.note}**." if page.note else ""),
+              "", "| | |", "|---|---|"]
+    lines += [f"| {k} | {cell(v)} |" for k, v in _provenance(page)]
+    if page.description:
+        lines += ["", "## Settings, deviations and stand-ins", "", page.description]
+    shared = seeds_note(page)
+    lines += ["", "## Verdicts", "", VERDICTS, ""]
+    if shared:
+        lines += [f"Every interval below: {shared}.", ""]
+    lines += ["| claim | status | compared with | effect | interval | verdict |",
+              "|---|---|---|---|---|---|"]
     for c in page.claims:
-        tag = TAGS.get(c.status, c.status) + (f" ({flags(c)})" if flags(c) else "")
-        lines.append(f"| `{c.id}` | {cell(tag)} | "
-                     f"{cell(_effects(c)) or '-'} | {cell(c.text)} | "
-                     f"{cell(_source(c)) or '-'} |")
+        note, comps = _claim_note(c, shared), comparisons(c)
+        if len(comps) == 1 and not note:      # one comparison: one row
+            other, mean, interval, verdict = comps[0]
+            lines.append(f"| `{c.id}` | {cell(_status(c))} | {cell(other)} | {mean} | "
+                         f"{cell(interval)} | **{verdict}** |")
+            continue
+        lines.append(f"| `{c.id}` | {cell(_status(c))} | {cell(note)} | | | "
+                     f"**{_overall(c)}** |")
+        for other, mean, interval, verdict in comps:
+            lines.append(f"| | | {cell(other)} | {mean} | {cell(interval)} | {verdict} |")
     if not page.claims:
-        lines.append("| - | no claims in this spec | | | |")
+        lines.append("| - | no claims in this spec | | | | |")
+    if page.claims:
+        lines += ["", "### What each claim judges", "",
+                  "| claim | what is judged | the paper's words |", "|---|---|---|"]
+        lines += [f"| `{c.id}` | {cell(c.text)} | {cell(_source(c)) or '-'} |"
+                  for c in page.claims]
     lines += ["", "## Figures", ""]
     for f, link in zip(page.figures, page.links or [], strict=False):
         title, caption = _caption(page, f)
-        lines += [f"![{f.stem}]({link})", ""] + ([f"*{title}.* {caption}", ""]
-                                                 if title or caption else [])
+        lines += [f"![{f.stem}]({link})", ""]
+        if title or caption:
+            lines += [(f"**{title}.** " if title else "") + caption, ""]
     if not page.figures:
         lines.append("(none)")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _caption(page: Page, png: Path) -> tuple[str, str]:
@@ -182,74 +382,197 @@ def _caption(page: Page, png: Path) -> tuple[str, str]:
     return " ".join(title.split()), " ".join(caption.split())
 
 
+CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+       "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;"
+       "padding:4px 8px;vertical-align:top;text-align:left}img{max-width:100%}"
+       "figure{margin:1.5em 0}figcaption{font-size:0.9em;color:#333;margin-top:0.4em}"
+       ".dirty{background:#f8d7da;border:2px solid #b02a37;padding:0.6em 1em;"
+       "font-weight:bold}.num{text-align:right;font-variant-numeric:tabular-nums}"
+       ".badge{display:inline-block;padding:1px 6px;margin:1px;border-radius:3px;"
+       "border:1px solid #bbb}tr.claim td{border-top:2px solid #888}"
+       "tr.total td{font-weight:bold;border-top:2px solid #888}")
+
+
 def _html_page(title: str, body: str) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title>"
-            "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
-            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;"
-            "vertical-align:top}img{max-width:100%}</style></head><body>\n"
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n"
             f"{body}</body></html>\n")
 
 
+def _color(status: str) -> str:
+    return STATUS_COLORS.get(status, "#ffffff")
+
+
 def html_page(page: Page) -> str:
-    from drocli.claims import TAGS
     from drocli.listing import VERDICTS
 
     e = html.escape
     rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _provenance(page))
-    claims = "".join(
-        f"<tr><td><code>{e(c.id)}</code></td><td>{e(TAGS.get(c.status, c.status))}"
-        f"{'<br><small>' + e(flags(c)) + '</small>' if flags(c) else ''}</td>"
-        f"<td>{e(_effects(c) or '-')}</td><td>{e(c.text)}</td>"
-        f"<td>{e(_source(c) or '-')}</td></tr>" for c in page.claims)
+    shared = seeds_note(page)
+    claims = []
+    for c in page.claims:
+        comps = comparisons(c)
+        key = "post_hoc" if c.post_hoc and c.status != "fails" else c.status
+        if len(comps) == 1 and not _claim_note(c, shared):      # one comparison: one row
+            o, m, i, v = comps[0]
+            claims.append(
+                f'<tr class="claim"><td><code>{e(c.id)}</code></td>'
+                f'<td style="background:{_color(key)}">{e(_status(c))}</td>'
+                f'<td>{e(o)}</td><td class="num">{e(m)}</td><td>{e(i)}</td>'
+                f'<td style="background:{_color(c.status)}"><b>{e(v)}</b></td></tr>')
+            continue
+        span = f' rowspan="{len(comps) + 1}"' if comps else ""
+        claims.append(
+            f'<tr class="claim"><td{span}><code>{e(c.id)}</code></td>'
+            f'<td{span} style="background:{_color(key)}">{e(_status(c))}</td>'
+            f"<td colspan=\"3\"><small>{e(_claim_note(c, shared))}</small></td>"
+            f'<td style="background:{_color(c.status)}"><b>{e(_overall(c))}</b></td></tr>')
+        claims += [f"<tr><td>{e(o)}</td><td class=\"num\">{e(m)}</td><td>{e(i)}</td>"
+                   f"<td>{e(v)}</td></tr>" for o, m, i, v in comps]
+    if not page.claims:
+        claims.append("<tr><td>-</td><td colspan=\"5\">no claims in this spec</td></tr>")
+    judges = "".join(f"<tr><td><code>{e(c.id)}</code></td><td>{e(c.text)}</td>"
+                     f"<td>{e(_source(c) or '-')}</td></tr>" for c in page.claims)
 
     def fig(f, link):
         title, caption = _caption(page, f)
-        text = f"<b>{e(title)}.</b> {e(caption)}" if title or caption else e(f.stem)
-        return f'<figure><img src="{e(link)}" alt="{e(f.stem)}"><figcaption>{text}' \
-               "</figcaption></figure>"
+        text = (f"<b>{e(title)}.</b> " if title else "") + e(caption) if (
+            title or caption) else e(f.stem)
+        return (f'<figure><img src="{e(link)}" alt="{e(f.stem)}"><figcaption>{text}'
+                "</figcaption></figure>")
 
     figs = "".join(fig(f, link) for f, link in zip(page.figures, page.links or [],
                                                    strict=False))
     desc = (f"<h2>Settings, deviations and stand-ins</h2><p>{e(page.description)}</p>"
             if page.description else "")
-    body = (f"<h1>{e(page.title)}</h1><p>Results folder <code>{e(page.name)}</code>."
+    dirty = f'<p class="dirty">{e(dirty_note(page))}</p>' if dirty_note(page) else ""
+    body = (f"<h1>{e(page.title)}</h1>{dirty}<p>Results folder <code>{e(page.name)}</code>."
             + (f" <strong>{e(page.note)}</strong>" if page.note else "") + "</p>"
             f"<table>{rows}</table>{desc}<h2>Verdicts</h2><p>{e(VERDICTS)}</p>"
-            "<table><tr><th>claim</th>"
-            "<th>status</th><th>effect and interval</th><th>what is judged</th>"
-            f"<th>the paper's words</th></tr>{claims}</table>"
-            f"<h2>Figures</h2>{figs or '<p>(none)</p>'}")
+            + (f"<p>Every interval below: {e(shared)}.</p>" if shared else "")
+            + "<table><tr><th>claim</th><th>status</th><th>compared with</th><th>effect</th>"
+            f"<th>interval</th><th>verdict</th></tr>{''.join(claims)}</table>"
+            + (f"<h3>What each claim judges</h3><table><tr><th>claim</th><th>what is judged"
+               f"</th><th>the paper's words</th></tr>{judges}</table>" if judges else "")
+            + f"<h2>Figures</h2>{figs or '<p>(none)</p>'}")
     return _html_page(page.title, body)
 
 
+def totals(pages: list[Page]) -> dict:
+    """Summed over the pages: claims per summary bucket, judged, inconclusive, post hoc,
+    on tuning seeds, folders from a dirty tree."""
+    from drocli.claims import SUMMARY_ORDER
+
+    t = {k: 0 for k, _ in SUMMARY_ORDER}
+    t.update(judged=0, inconclusive_share=0, post=0, tuned=0, dirty=0, claims=0)
+    for p in pages:
+        for k, v in counts(p).items():
+            t[k] = t.get(k, 0) + v
+        judged = [c for c in p.claims if c.status != "skipped"]
+        t["claims"] += len(p.claims)
+        t["judged"] += len(judged)
+        t["inconclusive_share"] += sum(c.status == "inconclusive" for c in judged)
+        t["post"] += sum(c.post_hoc for c in judged)
+        t["tuned"] += sum(bool(c.tuned_on) for c in judged)
+        t["dirty"] += bool((p.manifest or {}).get("git_dirty"))
+    return t
+
+
+def _commit(p: Page) -> tuple[str, bool]:
+    m = p.manifest or {}
+    return str(m.get("git_commit") or "?")[:7], bool(m.get("git_dirty"))
+
+
 def index(pages: list[Page], ext: str) -> str:
-    lines = [status_line(p, f"{p.name}.{ext}") for p in pages]
+    from drocli.claims import SUMMARY_ORDER
+
+    t = totals(pages)
+    words = ", ".join(f"{t[k]} {w}" for k, w in SUMMARY_ORDER if t.get(k) and k != "skipped")
+    share = (f"{t['inconclusive_share']}/{t['judged']} "
+             f"({t['inconclusive_share'] / t['judged']:.0%})" if t["judged"] else "-")
+    intro = (f"{len(pages)} results folders, {t['claims']} claims: {words or 'none'}. "
+             f"{t['dirty']} folder(s) were recorded from a dirty working tree.")
     if ext == "md":
-        return "# Reproduction report\n\n" + TABLE_HEAD + "\n" + "\n".join(lines) + "\n"
+        head = TABLE_HEAD.replace(" | on tuning seeds |", " | on tuning seeds | recorded from |")
+        head = head.replace("|---|---|---|---|---|---|---|", "|---|---|---|---|---|---|---|---|")
+        lines = []
+        for p in pages:
+            commit, dirty = _commit(p)
+            lines.append(status_line(p, f"{p.name}.md")
+                         + f" {commit}{' **dirty**' if dirty else ''} |")
+        total = (f"| **total** | | | {words or '-'} | {share} | {t['post']} | {t['tuned']} "
+                 f"| {t['dirty']} dirty |")
+        return ("# Reproduction report\n\n" + intro + "\n\n" + head + "\n"
+                + "\n".join(lines + [total]) + "\n")
     e = html.escape
-    rows = "".join(
-        f"<tr><td><a href=\"{e(p.name)}.html\">{e(p.name)}</a></td><td>{e(p.profile)}</td>"
-        f"<td>{len(p.seeds)}</td><td>{e(summary(p))}</td>"
-        + "".join(f"<td>{e(x)}</td>" for x in shares(p)) + "</tr>" for p in pages)
+
+    def badges(c: dict) -> str:
+        return " ".join(f'<span class="badge" style="background:{_color(k)}">'
+                        f"{c[k]} {e(w)}</span>" for k, w in SUMMARY_ORDER
+                        if c.get(k) and k != "skipped") or "no claims"
+
+    rows = []
+    for p in pages:
+        commit, dirty = _commit(p)
+        note = f" <small>({e(p.note)})</small>" if p.note else ""
+        rows.append(
+            f"<tr><td><a href=\"{e(p.name)}.html\">{e(p.name)}</a></td><td>{e(p.profile)}</td>"
+            f"<td class=\"num\">{len(p.seeds)}</td><td>{badges(counts(p))}{note}</td>"
+            + "".join(f"<td class=\"num\">{e(x)}</td>" for x in shares(p))
+            + f"<td><code>{e(commit)}</code>"
+            + (' <span class="badge" style="background:#f8d7da">dirty</span>' if dirty
+               else "") + "</td></tr>")
+    rows.append(f'<tr class="total"><td>total</td><td></td><td></td><td>{badges(t)}</td>'
+                f'<td class="num">{e(share)}</td><td class="num">{t["post"]}</td>'
+                f'<td class="num">{t["tuned"]}</td><td>{t["dirty"]} dirty</td></tr>')
+    legend = " ".join(f'<span class="badge" style="background:{_color(k)}">{e(w)}</span>'
+                      for k, w in SUMMARY_ORDER if k != "skipped")
     return _html_page("Reproduction report",
-                      "<h1>Reproduction report</h1><table><tr><th>results</th><th>profile"
-                      "</th><th>seeds</th><th>verdicts (effect intervals at each claim's "
-                      "confidence, default 95 %)</th><th>inconclusive</th><th>post hoc</th>"
-                      f"<th>on tuning seeds</th></tr>{rows}</table>")
+                      f"<h1>Reproduction report</h1><p>{e(intro)}</p><p>Colours: {legend}</p>"
+                      "<table><tr><th>results</th><th>profile</th><th>seeds</th><th>verdicts "
+                      "(effect intervals at each claim's confidence, default 95 %)</th>"
+                      "<th>inconclusive</th><th>post hoc</th><th>on tuning seeds</th>"
+                      f"<th>recorded from</th></tr>{''.join(rows)}</table>")
+
+
+def _copy_figures(page: Page, out: Path) -> list[str]:
+    """Copy the page's figures to out/<folder>/ (unchanged files are left alone, figures
+    no longer drawn are removed); their links, relative to `out`."""
+    from drocli.ownership import inside
+
+    dest = inside(out, out / page.name)
+    dest.mkdir(parents=True, exist_ok=True)
+    links, keep = [], set()
+    for f in page.figures:
+        target = dest / f.name
+        data = f.read_bytes()
+        if not target.is_file() or target.read_bytes() != data:
+            tmp = target.with_name(f".{f.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        keep.add(f.name)
+        links.append(f"{page.name}/{f.name}")
+    for old in dest.glob("*.png"):
+        if old.name not in keep:
+            old.unlink()
+    return links
 
 
 def write(results_dirs: list[Path], out: Path) -> list[Page]:
-    """The pages and the index (Markdown and HTML) under `out`; figures are linked from the
-    results folders by relative paths (the report opens from disk, nothing is copied)."""
+    """The pages and the index (Markdown and HTML) under `out`, the figures copied into
+    `out/<folder>/` and linked relatively: the folder stays whole when moved or copied."""
     from drocli.records import atomic_write_text
 
     pages = [_load(d) for d in results_dirs]
+    names = [p.name for p in pages]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise DrocliError(f"two results folders share the name {dup[0]!r}; a report page "
+                          "is named after its folder", fix="report them separately")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for p in pages:
-        p.links = [Path(os.path.relpath(f.resolve(), out.resolve())).as_posix()
-                   for f in p.figures]
+        p.links = _copy_figures(p, out)
         atomic_write_text(out / f"{p.name}.md", markdown(p))
         atomic_write_text(out / f"{p.name}.html", html_page(p))
     atomic_write_text(out / "index.md", index(pages, "md"))

@@ -3,7 +3,10 @@ generated status block, which CI checks is current."""
 
 from __future__ import annotations
 
+import html
 import html.parser
+import re
+import shutil
 from pathlib import Path
 
 from tests.conftest import call
@@ -40,6 +43,7 @@ def test_report_pages_reference_existing_figures(tiny_spec, tmp_path):
     assert refs.imgs, "the page shows the figures"
     for src in refs.imgs:
         assert (page.parent / src).resolve().is_file(), src
+        assert not src.startswith(("/", "..")), src      # inside the report folder
     index = _refs(rep / "index.html")
     assert index.links == ["res.html"] and (rep / index.links[0]).is_file()
     md = (rep / "res.md").read_text()
@@ -73,3 +77,124 @@ def test_stale_readme_block_is_detected_and_rewritten(tiny_spec, tmp_path, capsy
     assert text.endswith("\n\nrest\n")
     assert call("report", out, "--readme", readme, "--check",
                 "--out", tmp_path / "report") == 0
+
+
+MD_IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
+MD_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)#]+)\)")
+
+
+def _all_refs_resolve(report: Path) -> int:
+    """Every image and page link of every page (HTML and Markdown) resolves inside `report`;
+    the number of images checked."""
+    n = 0
+    for page in sorted(report.glob("*.html")):
+        refs = _refs(page)
+        for src in refs.imgs + [h for h in refs.links if not h.startswith("http")]:
+            target = (page.parent / src).resolve()
+            assert target.is_file() and report.resolve() in target.parents, (page, src)
+        n += len(refs.imgs)
+    for page in sorted(report.glob("*.md")):
+        text = page.read_text()
+        for src in MD_IMAGE.findall(text) + MD_LINK.findall(text):
+            if src.startswith("http") or src.startswith("docs/"):
+                continue
+            target = (page.parent / src).resolve()
+            assert target.is_file() and report.resolve() in target.parents, (page, src)
+    return n
+
+
+def test_report_travels_when_its_folder_is_moved(tiny_spec, tmp_path):
+    """The figures are copied into the report and linked relatively: moving the report
+    folder elsewhere (and deleting the results) leaves every page whole."""
+    out, rep = tmp_path / "res", tmp_path / "a" / "report"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    assert call("plot", out) == 0
+    assert call("report", out, "--out", rep) == 0
+    assert sorted(p.name for p in (rep / "res").iterdir()) == sorted(
+        p.name for p in (out / "figures").glob("*.png"))
+    moved = tmp_path / "elsewhere" / "deep" / "copy"
+    moved.parent.mkdir(parents=True)
+    shutil.move(str(rep), str(moved))
+    shutil.rmtree(out)
+    assert _all_refs_resolve(moved) >= 1
+
+
+def test_report_requires_out(tiny_spec, tmp_path, capsys):
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    assert call("report", out) == 2
+    assert "--out" in capsys.readouterr().err
+
+
+def test_caption_once_beside_each_figure_and_one_row_per_comparison(tiny_spec, tmp_path):
+    from drocli.report import _load
+
+    out, rep = tmp_path / "res", tmp_path / "report"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    assert call("plot", out) == 0
+    assert call("report", out, "--out", rep) == 0
+    page = _load(out)
+    md, page_html = (rep / "res.md").read_text(), (rep / "res.html").read_text()
+    for fig in page.figures:
+        _title, caption = page.captions[fig.stem]
+        assert caption and md.count(caption) == 1
+        assert page_html.count(html.escape(caption)) == 1
+    # one row per comparison, the procedure and the seed count said once
+    judged = [c for c in page.claims if c.effects]
+    assert judged
+    table = md.split("| claim | status | compared with |")[1].split("\n\n")[0]
+    rows = [line for line in table.splitlines() if re.search(r"\| \[[-+]", line)]
+    assert len(rows) == sum(len(c.effects) for c in judged)
+    for c in judged:
+        for other in c.effects:
+            assert sum(f"| {other} |" in r for r in rows) >= 1
+    note = md.count("paired-t 95% over")
+    assert note == 1, md
+
+
+def test_index_has_totals_and_status_colours(tiny_spec, tmp_path):
+    out, rep = tmp_path / "res", tmp_path / "report"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    assert call("report", out, "--out", rep) == 0
+    md = (rep / "index.md").read_text()
+    assert "| **total** |" in md and "1 results folders" in md
+    page = (rep / "index.html").read_text()
+    assert 'class="total"' in page and "background:#" in page
+
+
+def test_compute_clock_is_the_run_that_computed_the_cells():
+    """A clock shorter than the cells' solver time allows is a rewrite's: shown unknown;
+    cell finish times are read where present; a spec revision is shown apart."""
+    from drocli.report import compute_clock
+
+    times = {f"c{i}": 10.0 for i in range(12)}                 # 120 s of solver time
+    rewrite = {"started": "2026-11-22T01:22:24.396+00:00",
+               "finished": "2026-11-22T01:22:24.476+00:00", "n_jobs": 2,
+               "cells": {f"c{i}": {"status": "done"} for i in range(12)}}
+    rows = dict(compute_clock(rewrite, times))
+    assert rows["computed"].startswith("unknown") and "0.08 s" in rows["computed"]
+    run = {**rewrite, "finished": "2026-11-22T01:23:30+00:00",
+           "cells": {f"c{i}": {"status": "done", "at": f"2026-11-22T01:23:{10 + i}+00:00"}
+                     for i in range(12)},
+           "spec_revised": {"at": "2026-11-25T08:00:00+00:00", "git_commit": "abc",
+                            "git_dirty": False}}
+    rows = dict(compute_clock(run, times))
+    assert rows["computed"] == ("2026-11-22 01:22:24 UTC to 2026-11-22 01:23:30 UTC "
+                                "(1 min 06 s), -j 2 (?)")
+    assert "12 of 12 cells" in rows["cells finished"] and "01:23:21" in rows["cells finished"]
+    assert rows["spec revised"].startswith("2026-11-25 08:00:00 UTC, commit abc")
+    assert dict(compute_clock({}, {}))["computed"].startswith("unknown")
+
+
+def test_dirty_commit_is_shown_at_the_top(tiny_spec, tmp_path):
+    from drocli.report import _load, html_page, markdown
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    page = _load(out)
+    page.manifest = {**page.manifest, "git_commit": "0123456789abcdef", "git_dirty": True}
+    md = markdown(page)
+    assert md.splitlines()[2].startswith("> **Dirty.**") and "0123456789ab" in md
+    assert '<p class="dirty">' in html_page(page)
+    page.manifest["git_dirty"] = False
+    assert "Dirty" not in markdown(page) and 'class="dirty"' not in html_page(page)
