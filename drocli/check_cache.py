@@ -12,11 +12,19 @@ Kept in $DROCLI_CACHE/check/ (default: drocli's user cache folder, as for the da
 e.g. ~/.cache/drocli);
 DROCLI_CACHE=off or `check --no-cache` disables it. A cache that cannot be read or written
 only costs the speed: check then judges as if there were none. Errors are never kept.
+
+Answers are authenticated: each carries an HMAC-SHA256 under a secret key kept apart from
+the cache, in drocli's user config folder (`cache.key`, created with mode 0600). Whoever
+can write the cache folder but not read that key cannot forge an answer (e.g. turn a
+mismatching `--reference` into MATCHES): an entry whose tag does not verify is ignored and
+check judges afresh. A key file that is not a private regular file of this user disables
+the cache.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import tempfile
@@ -39,6 +47,38 @@ def cache_dir() -> Path | None:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("drocli")) / "check"
+
+
+def _secret() -> bytes | None:
+    """The key answers are authenticated with (made on first use); None when it cannot be
+    had or is not private to this user."""
+    import platformdirs
+
+    path = Path(platformdirs.user_config_dir("drocli")) / "cache.key"
+    try:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                pass
+            else:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(os.urandom(32))
+        st = os.lstat(path)
+        import stat
+
+        if (not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077
+                or st.st_uid != os.getuid() or st.st_size != 32):
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _tag(secret: bytes, k: str, out: str, err: str, code: int) -> str:
+    return hmac.new(secret, json.dumps([VERSION, k, out, err, code]).encode(),
+                    hashlib.sha256).hexdigest()
 
 
 def _versions() -> list[str]:
@@ -100,8 +140,12 @@ def load(k: str | None) -> dict | None:
         return None
     if not (isinstance(answer, dict) and answer.get("key") == k
             and isinstance(answer.get("out"), str) and isinstance(answer.get("err"), str)
-            and answer.get("code") in (0, 1)):
+            and answer.get("code") in (0, 1) and isinstance(answer.get("tag"), str)):
         return None
+    secret = _secret()
+    if secret is None or not hmac.compare_digest(
+            answer["tag"], _tag(secret, k, answer["out"], answer["err"], answer["code"])):
+        return None              # forged, or written under another key: judge afresh
     return answer
 
 
@@ -110,12 +154,16 @@ def store(k: str | None, out: str, err: str, code: int) -> None:
     where = cache_dir()
     if k is None or where is None or code not in (0, 1):
         return
+    secret = _secret()
+    if secret is None:
+        return
     tmp = None
     try:
         where.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"key": k, "out": out, "err": err, "code": code}, fh)
+            json.dump({"key": k, "out": out, "err": err, "code": code,
+                       "tag": _tag(secret, k, out, err, code)}, fh)
         os.replace(tmp, where / f"{k}.json")
     except OSError:
         if tmp is not None:

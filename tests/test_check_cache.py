@@ -16,6 +16,7 @@ RECORDED = ROOT / "results" / "as_lsvrg_fig1-smoke"
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     monkeypatch.setenv("DROCLI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))   # the key, per test
     dst = tmp_path / "fig1"
     shutil.copytree(RECORDED, dst, ignore=shutil.ignore_patterns("figures"))
     return dst
@@ -106,3 +107,35 @@ def test_off_switch(monkeypatch):
     for value in ("off", "0", ""):
         monkeypatch.setenv("DROCLI_CACHE", value)
         assert check_cache.cache_dir() is None
+
+
+def test_forged_answer_is_not_replayed(folder, tmp_path, monkeypatch, capsys):
+    """Whoever can write the cache folder cannot make check print MATCHES / exit 0 for a
+    folder it did not judge: the answer's tag is an HMAC under a key kept elsewhere."""
+    import json
+
+    ref = tmp_path / "ref"
+    shutil.copytree(folder, ref)
+    import pandas as pd
+
+    df = pd.read_csv(ref / "records.csv.gz", keep_default_na=False, dtype={"label": str})
+    df.loc[df.index[-1], "value"] = float(df["value"].iloc[-1]) * 2 + 1
+    df.to_csv(ref / "records.csv.gz", index=False)
+    man = json.loads((ref / "manifest.json").read_text())
+    man.pop("records_sha1", None), man.pop("records_rows", None)
+    (ref / "manifest.json").write_text(json.dumps(man))
+    assert call("check", folder, "--reference", ref) == 1          # a real mismatch
+    capsys.readouterr()
+    (entry,) = (tmp_path / "cache" / "check").glob("*.json")
+    forged = json.loads(entry.read_text())
+    forged.update(out="MATCHES  reference (forged)\n", err="", code=0)
+    entry.write_text(json.dumps(forged))
+    assert call("check", folder, "--reference", ref) == 1          # judged afresh
+    assert "forged" not in capsys.readouterr().out
+    key = tmp_path / "config" / "drocli" / "cache.key"
+    assert key.stat().st_mode & 0o777 == 0o600
+    key.chmod(0o644)                                               # not private: no cache
+    judged, real = [], cli._judge
+    monkeypatch.setattr(cli, "_judge", lambda *a: judged.append(a) or real(*a))
+    assert call("check", folder) in (0, 1) and call("check", folder) in (0, 1)
+    assert len(judged) == 2
