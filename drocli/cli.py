@@ -198,6 +198,10 @@ def plot(results_dir, out, fmt):
     if not completeness.complete:
         click.echo(f"drocli: {results_dir}: {completeness.note()}; the figures show the "
                    "finished cells only", err=True)
+    if out is None:       # the folder's own figures/: never written through a link
+        from drocli.ownership import inside
+
+        inside(Path(results_dir), Path(results_dir) / "figures" / "figure")
     paths = plot_figures(df, spec.figures, Path(out or Path(results_dir) / "figures"), fmt=fmt,
                          experiment_title=spec.title or spec.name,
                          context={"spec": spec, "results_dir": Path(results_dir)})

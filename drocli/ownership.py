@@ -70,11 +70,31 @@ def claim(out: Path, experiment: str) -> None:
 
 
 def inside(out: Path, path: Path) -> Path:
-    """`path`, after checking that it resolves inside the results folder `out`."""
-    base = Path(out).resolve()
-    target = Path(path).resolve()
-    if target != base and base not in target.parents:
+    """`path`, after checking that it lies inside the results folder `out`: lexically (no
+    '..' out of it), with no symbolic link among the folders between `out` and it (a
+    `cells/` or `figures/` that links elsewhere would send the writes there), and once
+    resolved. The folder `out` itself may be a link the user made."""
+    base, target = Path(out), Path(path)
+    try:
+        rel = target.relative_to(base)
+    except ValueError:
+        rel = None
+    if rel is None or ".." in rel.parts:
         raise DrocliError(f"refusing to write {path}: it lies outside the results folder",
                           file=str(out), fix="use plain names (no '..' or '/') for figures "
                                              "and cells")
-    return Path(path)
+    cur = base
+    for part in rel.parts[:-1]:
+        cur = cur / part
+        if cur.is_symlink():
+            where = cur.relative_to(base).as_posix()
+            raise DrocliError(f"refusing to write into {where}/: it is a symbolic link",
+                              file=str(out), fix=f"replace the link {where} with a real "
+                                                 "folder (or remove it) and run again")
+    resolved = target.resolve()
+    root = base.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise DrocliError(f"refusing to write {path}: it lies outside the results folder",
+                          file=str(out), fix="use plain names (no '..' or '/') for figures "
+                                             "and cells")
+    return target

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -88,7 +89,11 @@ def write_cell(out: Path, cell_id: str, rows: list[tuple], status: dict,
                artifacts: dict | None = None) -> None:
     """Artifacts first, then one JSON file with the status and the rows (floats as their
     exact shortest repr, NaN as NaN), which marks the cell finished. One file per cell: the
-    client writes every cell, and a file open costs about a millisecond."""
+    client writes every cell, and a file open costs about a millisecond. Refused when
+    `cells/` is a link out of the folder (ownership.inside)."""
+    from drocli.ownership import inside
+
+    inside(out, cell_path(out, cell_id))
     if artifacts:
         _atomic_write_npz(artifact_path(out, cell_id), artifacts)
     doc = {**status, "rows": [list(r) for r in rows]}
@@ -439,7 +444,22 @@ def provenance() -> dict:
     except Exception:  # provenance is best effort
         blas = []
     status = _git("status", "--porcelain", "--untracked-files=no")
-    return {"drocli": __version__, "git_commit": _git("rev-parse", "HEAD"),
-            "git_dirty": bool(status) if status is not None else None,
+    git = {"git_commit": _git("rev-parse", "HEAD"),
+           "git_dirty": bool(status) if status is not None else None}
+    if git["git_commit"] is None:
+        git.update(_git_from_environment())
+    return {"drocli": __version__, **git,
             "python": sys.version.split()[0], "platform": platform.platform(),
             "host": socket.gethostname(), "cpus": os.cpu_count(), "packages": pkgs, "blas": blas}
+
+
+def _git_from_environment() -> dict:
+    """Where there is no git checkout (the Docker image, built without .git), the commit the
+    build was made from: DROCLI_GIT_COMMIT (40 hex digits) and DROCLI_GIT_DIRTY (1 or 0; the
+    dirty flag stays unknown otherwise), recorded with `git_from` saying so."""
+    commit = os.environ.get("DROCLI_GIT_COMMIT", "").strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{40}", commit):
+        return {}
+    dirty = {"1": True, "0": False}.get(os.environ.get("DROCLI_GIT_DIRTY", "").strip())
+    return {"git_commit": commit, "git_dirty": dirty,
+            "git_from": "DROCLI_GIT_COMMIT (set when the image was built, not read from git)"}

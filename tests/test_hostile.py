@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -681,3 +682,24 @@ def test_two_runs_at_once_on_one_folder(tiny_spec, tmp_path):
     assert not a.duplicated(key).any() and len(a) == len(b)
     assert a["value"].tolist() == b["value"].tolist()
     assert call("check", out) in (0, 1)                       # validated: not exit 2
+
+
+@pytest.mark.parametrize("sub", ["cells", "figures"])
+def test_symlinked_subfolder_is_never_written_through(tiny_spec, tmp_path, sub, capsys):
+    """A results folder whose cells/ or figures/ links elsewhere: `run --force` and `plot`
+    refuse (exit 2, one line) and write nothing through the link."""
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = out / sub
+    if target.exists():
+        shutil.rmtree(target)
+    target.symlink_to(elsewhere, target_is_directory=True)
+    capsys.readouterr()
+    cmd = ("run", tiny_spec, "--out", out, "--force", "-q") if sub == "cells" \
+        else ("plot", out)
+    assert call(*cmd) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "symbolic link" in err[0]
+    assert list(elsewhere.iterdir()) == []
