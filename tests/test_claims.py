@@ -323,7 +323,13 @@ def test_paired_effects_t_interval_and_verdicts():
     e = paired_effects({"A": solver, "B": other}, "A", ["B"])["B"]
     # d = [1, 2, 3]: mean 2, sd 1; with 2 degrees of freedom the t CDF is
     # 1/2 + t / (2 sqrt(2 + t^2)), so t(0.975) solves t / sqrt(2 + t^2) = 0.95
-    half = math.sqrt(2 * 0.95 ** 2 / (1 - 0.95 ** 2)) / math.sqrt(3)
+    from drocli.claims.inference import critical_value, t_quantile
+
+    t975 = math.sqrt(2 * 0.95 ** 2 / (1 - 0.95 ** 2))
+    assert t_quantile(2, 0.975) == pytest.approx(t975, rel=1e-12)
+    c = critical_value(3, 0.975)          # the robust multiplier: never below Student's
+    assert c >= t975
+    half = c / math.sqrt(3)
     assert e["n"] == 3 and e["mean"] == pytest.approx(2.0)
     assert (e["lo"], e["hi"]) == pytest.approx((2 - half, 2 + half), rel=1e-12)
     assert e["verdict"] == "inconclusive"                          # 2 - 2.48 < 0
@@ -362,13 +368,14 @@ def _seed_records(values: dict[str, list[float]]) -> pd.DataFrame:
 
 def test_statistical_status_paired_t_matches_scipy():
     """The status follows the paired t-interval (checked against scipy's one-sample t
-    test on the differences): a margin inside the noise is inconclusive, never holds."""
+    test on the differences; with more than 30 seeds the robust multiplier is Student's):
+    a margin inside the noise is inconclusive, never holds."""
     from scipy import stats
 
     rng = np.random.default_rng(1)
-    a = 1.0 + 0.1 * rng.standard_normal(10)
-    clear = a + 0.5 + 0.05 * rng.standard_normal(10)   # B clearly above A
-    noisy = a + 0.01 + 0.3 * rng.standard_normal(10)   # B above A by less than the noise
+    a = 1.0 + 0.1 * rng.standard_normal(40)
+    clear = a + 0.5 + 0.05 * rng.standard_normal(40)   # B clearly above A
+    noisy = a + 0.01 + 0.3 * rng.standard_normal(40)   # B above A by less than the noise
     df = _seed_records({"A": list(a), "B": list(clear), "C": list(noisy)})
     base = {"text": "t", "kind": "final_below", "metric": "m", "solver": "A"}
     res = {r.id: r for r in evaluate_claims(df, [

@@ -51,9 +51,9 @@ def test_pooled_threshold_and_comparison():
     df = _records({"A": a, "B": b}, seeds=4)
     claims = [
         {"id": "a_max", "text": "", "kind": "pooled", "metric": "err", "solver": "A",
-         "statistic": "max", "value": 0.05},
+         "statistic": "max", "value": 0.1},
         {"id": "a_max_strict", "text": "", "kind": "pooled", "metric": "err", "solver": "A",
-         "statistic": "max", "value": 0.005},
+         "statistic": "max", "value": -0.05},
         {"id": "a_vs_b", "text": "", "kind": "pooled", "metric": "err", "solver": "A",
          "others": ["B"]},   # mean 0.025 vs B's mean with NaN as worst (inf)
         {"id": "b_min_above", "text": "", "kind": "pooled", "metric": "err", "solver": "B",
