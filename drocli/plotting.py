@@ -204,8 +204,8 @@ def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str 
     xlabels = [spec.xlabel_of(p) for p in spec.panels]
     ylabels = [_ylabel(p) for p in spec.panels]
     # an axis label every panel has (as_lsvrg_fig1's nine "iteration"s) is written once:
-    # x under the grid (more than one row), y on the first column only
-    shared_x = xlabels[0] if n_panels > 1 and n_rows > 1 and len(set(xlabels)) == 1 else None
+    # x centred under the grid, y on the first column only
+    shared_x = xlabels[0] if n_panels > 1 and len(set(xlabels)) == 1 else None
     shared_y = n_panels > 1 and n_cols > 1 and len(set(ylabels)) == 1
     pw, ph = spec.panel_size
     width = pw * n_cols

@@ -275,6 +275,11 @@ def test_shared_axis_labels_are_written_once():
     fig = make_figure(make_records(), s)
     assert [ax.get_xlabel() for ax in visible_axes(fig)] == ["# oracle calls", "wall time (s)"]
     assert fig._supxlabel is None
+    fig = make_figure(make_records(), spec())          # one row, the same x: once as well
+    assert [ax.get_xlabel() for ax in visible_axes(fig)] == ["", ""]
+    assert fig._supxlabel.get_text() == "# oracle calls"
+    fig = make_figure(make_records(), spec(panels=[{"metric": "max_risk_train"}]))
+    assert visible_axes(fig)[0].get_xlabel() == "# oracle calls" and fig._supxlabel is None
 
 
 def test_log10_metric_says_log10_and_ticks_whole_exponents():
@@ -325,7 +330,7 @@ def test_diverged_seed_is_noted_in_the_panel():
 
 def test_x_time_and_default_xlabel():
     fig = make_figure(make_records(), spec(x="time_s", band="quantile"))
-    assert visible_axes(fig)[0].get_xlabel() == "wall time (s)"
+    assert fig._supxlabel.get_text() == "wall time (s)"            # both panels: once
 
 
 def test_spec_validation():
