@@ -51,6 +51,9 @@ def describe(kind: str, name: str) -> str:
     head = f"{kind} {name}" + (f" [{e.family}]" if e.family else "")
     lines = [head, *textwrap.wrap(e.summary, 92, initial_indent="  ",
                                   subsequent_indent="  ")]
+    if e.reference:
+        lines += textwrap.wrap(e.reference, 92, initial_indent="reference: ",
+                               subsequent_indent="  ")
     rows = registry.param_rows(e.params)
     if rows:
         lines.append("parameters:")

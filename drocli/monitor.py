@@ -3,6 +3,13 @@
 Solvers call `monitor(point...)` between compiled chunks; evaluation runs outside the
 solver clock. `monitor.calls_until_due()` tells a solver how many oracle calls it may
 spend before the next checkpoint, so compiled loops run in chunks, not per step.
+A pure-Python solver hands its step to `run_steps(monitor, step, point)`, which does that
+split for it.
+
+A solver that makes no oracle progress fails at once instead of running forever: a step
+cost of 0 (or less) is refused by `steps_until_due`, and `STALL_CALLS` consecutive monitor
+calls at the same oracle count raise `NoProgress`, a DrocliError the runner records as the
+cell's one-line failure.
 """
 
 from __future__ import annotations
@@ -11,6 +18,15 @@ import math
 import time
 
 import numpy as np
+
+from drocli.errors import DrocliError
+
+STALL_CALLS = 50    # consecutive monitor calls without a move of the oracle counter
+
+
+class NoProgress(DrocliError):
+    """The solver keeps calling the monitor, or asks for steps, without spending oracle
+    calls: it would never reach its budget."""
 
 
 def checkpoint_grid(budget: int, count: int, spacing: str = "linear") -> np.ndarray:
@@ -28,7 +44,8 @@ class Monitor:
     """
 
     def __init__(self, problem, budget: int, checkpoints: int = 50, spacing: str = "linear",
-                 metrics=None, max_time_s: float | None = None, clock=time.perf_counter):
+                 metrics=None, max_time_s: float | None = None, clock=time.perf_counter,
+                 stall_calls: int = STALL_CALLS):
         self.problem = problem
         self.budget = int(budget)
         self.grid = checkpoint_grid(self.budget, max(1, int(checkpoints)), spacing)
@@ -42,6 +59,9 @@ class Monitor:
         self.rows: list[tuple] = []
         self.status = "running"
         self.artifacts: dict = {}
+        self.stall_calls = int(stall_calls)
+        self._last_calls: int | None = None
+        self._stalled = 0
 
     def keep(self, name: str, array) -> None:
         """Hand the runner a per-cell array (a final iterate, a front), saved as
@@ -66,8 +86,18 @@ class Monitor:
         return max(1, min(self.next_at, self.budget) - self.calls)
 
     def steps_until_due(self, cost_per_step: float) -> int:
-        """Steps of a given oracle cost until the next checkpoint (>= 1)."""
-        return max(1, math.ceil(self.calls_until_due() / max(cost_per_step, 1e-12)))
+        """Steps of a given oracle cost until the next checkpoint (>= 1). A cost that is not
+        a positive number raises NoProgress: the budget would never be reached."""
+        try:
+            cost = float(cost_per_step)
+        except (TypeError, ValueError):
+            cost = math.nan
+        if not cost > 0 or not math.isfinite(cost):
+            raise NoProgress(f"the solver's oracle cost per step is {cost_per_step!r}: it "
+                             "would never reach its budget",
+                             fix="a step spends at least one oracle call (check batch sizes "
+                                 "and their defaults)")
+        return max(1, math.ceil(self.calls_until_due() / cost))
 
     def elapsed(self) -> float:
         return self._clock() - self._t0 - self._paused
@@ -76,6 +106,8 @@ class Monitor:
     def __call__(self, *point, force: bool = False, **named) -> bool:
         """Record at the current point if a checkpoint is due; return True to keep going."""
         calls = self.calls
+        if not force:
+            self._check_progress(calls)
         if self.max_time_s is not None and self.elapsed() > self.max_time_s:
             self.status = "timeout"
         if force or calls >= self.next_at or calls >= self.budget or self.done:
@@ -85,6 +117,16 @@ class Monitor:
         if calls >= self.budget and self.status == "running":
             self.status = "done"
         return not self.done
+
+    def _check_progress(self, calls: int) -> None:
+        if calls != self._last_calls or self.done:
+            self._last_calls, self._stalled = calls, 0
+            return
+        self._stalled += 1
+        if self._stalled >= self.stall_calls:
+            raise NoProgress(f"no oracle progress: the counter stayed at {calls} of "
+                             f"{self.budget} across {self._stalled + 1} monitor calls",
+                             fix="each step must call the problem's counted oracles")
 
     def _record(self, calls, point, named):
         if self.rows and self.rows[-1][1] == calls:
@@ -110,3 +152,27 @@ class Monitor:
             self.status = "done"
         if point and self.status == "done":
             self._record(self.calls, point, named)
+
+
+def _as_tuple(point) -> tuple:
+    return point if isinstance(point, tuple) else (point,)
+
+
+def run_steps(monitor: Monitor, step, point, cost_per_step: float | None = None):
+    """The step loop of a pure-Python solver: `step()` advances the iterate (spending oracle
+    calls), `point()` returns what the monitor evaluates (an array or a tuple of arrays, the
+    arguments of `problem.evaluate`). Runs until the monitor says stop, calling it at every
+    checkpoint, and returns the last `point()`.
+
+    With `cost_per_step` (the oracle calls one step spends) the steps between checkpoints run
+    without a monitor call; without it the monitor is asked after every step (it records
+    only when a checkpoint is due). A step that spends no oracle call fails with
+    `NoProgress` instead of running forever.
+    """
+    keep = monitor(*_as_tuple(point()))
+    while keep:
+        n = monitor.steps_until_due(cost_per_step) if cost_per_step is not None else 1
+        for _ in range(n):
+            step()
+        keep = monitor(*_as_tuple(point()))
+    return point()

@@ -115,6 +115,7 @@ class Entry:
     preflight: Callable | None = None   # data: params -> None, raises if files are missing
     memory: Callable | None = None      # data / problem: params -> estimated peak bytes
     extra: dict = field(default_factory=dict)   # kind-specific declarations
+    reference: str = ""                 # the paper's box it implements: "Alg. 1, eqs. (14)-(22)"
 
     @property
     def summary(self) -> str:
@@ -131,13 +132,22 @@ class Entry:
 
 def register(kind: str, name: str, *, params: type[Params] | None = None,
              description: str = "", family: str | None = None, metrics=(),
-             preflight: Callable | None = None, memory: Callable | None = None, **extra):
-    """Decorator: register `obj` as plug-in `name` of `kind` with its parameter model."""
+             preflight: Callable | None = None, memory: Callable | None = None,
+             reference: str = "", **extra):
+    """Decorator: register `obj` as plug-in `name` of `kind` with its parameter model.
+
+    `reference` names what the entry implements in its paper ("Alg. 1, eqs. (14)-(22)",
+    "docs/papers/004.md §3.4"); `drocli list solvers NAME` prints it. The model's defaults
+    are validated here: an entry whose defaults fail its own model is refused.
+    """
     if kind not in KINDS:
         raise ValueError(f"unknown registry kind {kind!r}")
     model = params or NoParams
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise TypeError(f"{kind} {name!r}: params must be a pydantic model class")
+    if not isinstance(reference, str):
+        raise TypeError(f"{kind} {name!r}: reference must be a string")
+    check_defaults(kind, name, model)
 
     def deco(obj):
         old = _REGISTRY[kind].get(name)
@@ -145,10 +155,41 @@ def register(kind: str, name: str, *, params: type[Params] | None = None,
                 getattr(old.func, "__qualname__", None) != getattr(obj, "__qualname__", None):
             raise ValueError(f"{kind} {name!r} registered twice")
         _REGISTRY[kind][name] = Entry(kind, name, obj, model, description, family,
-                                      tuple(metrics), preflight, memory, dict(extra))
+                                      tuple(metrics), preflight, memory, dict(extra),
+                                      reference.strip())
         return obj
 
     return deco
+
+
+def default_values(model: type[BaseModel]) -> dict:
+    """The defaults of a model's fields as plain input (nested models dumped), so they can be
+    validated like a value a spec gives; required fields are left out."""
+    out = {}
+    for fname, f in model.model_fields.items():
+        if f.is_required():
+            continue
+        v = f.get_default(call_default_factory=True)
+        out[f.alias or fname] = v.model_dump(mode="python") if isinstance(v, BaseModel) else v
+    return out
+
+
+def check_defaults(kind: str, name: str, model: type[BaseModel]) -> None:
+    """Refuse a parameter model whose defaults fail its own validation (pydantic does not
+    validate defaults): one line naming the entry, the field and why."""
+    try:
+        model.model_validate(default_values(model))
+    except ValidationError as e:
+        bad = [x for x in e.errors() if x.get("type") != "missing"]
+        if not bad:
+            return
+        err = bad[0]
+        where = loc_path(err.get("loc", ())) or "(model)"
+        shown = repr(err.get("input"))
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise DrocliError(f"{kind} {name!r}: the default of {where} fails its own model: "
+                          f"{err.get('msg', 'invalid')} (default {shown})",
+                          fix="give the field a default its constraints accept") from None
 
 
 def solver(name, **kw):

@@ -70,8 +70,9 @@ def test_entry_contract(kind, name):
     if kind == "solver":
         assert e.family
         doc = (e.func.__doc__ or "") + (sys.modules[e.func.__module__].__doc__ or "")
-        assert any(w in doc for w in ("Algorithm", "Alg.", "reconstruct", "Reconstruct",
-                                      "eq.", "eqs.", "docs/papers/")), "names its algorithm box"
+        assert e.reference or any(w in doc for w in (
+            "Algorithm", "Alg.", "reconstruct", "Reconstruct", "eq.", "eqs.",
+            "docs/papers/")), "declares reference= (or its docstring names its algorithm box)"
 
 
 def test_solver_families_match_a_problem():
