@@ -103,9 +103,9 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
     from drocli.resume import nothing_to_do, run_key
 
     if backend == "dask":
-        from drocli.runner import dask_timeout
+        from drocli.backends import check_settings
 
-        dask_timeout()                   # a bad DROCLI_DASK_TIMEOUT: refused before anything
+        check_settings()                 # a bad DROCLI_DASK_*TIMEOUT: refused before anything
     typed = (*sets, *overrides, *(["-m"] if multirun else []),
              *(f"-s {x}" for x in only_solvers), *(f"-d {x}" for x in only_data))
     try:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from drocli import ownership, records, registration, registry
+from drocli import backends, ownership, records, registration, registry
+from drocli.backends import dask_timeout  # noqa: F401 -- kept importable from here
 from drocli.cells import Cell, expand
 from drocli.errors import DrocliError
 from drocli.integrity import file_digest, records_current
@@ -177,56 +178,14 @@ class RunSummary:
     records_path: Path | None
 
 
-def dask_timeout() -> float:
-    """Seconds to wait for the dask scheduler: DROCLI_DASK_TIMEOUT (default 10), a finite
-    number > 0, else a one-line error naming the variable."""
-    raw = os.environ.get("DROCLI_DASK_TIMEOUT", "10")
-    try:
-        wait = float(raw)
-    except ValueError:
-        wait = float("nan")
-    if not (0 < wait < float("inf")):
-        raise DrocliError(f"{raw!r} is not a number of seconds > 0", key="DROCLI_DASK_TIMEOUT",
-                          fix="set it to e.g. DROCLI_DASK_TIMEOUT=30, or unset it (10 s)")
-    return wait
-
-
-def _dask_client(n_jobs: int, scheduler: str | None):
-    """(client, cluster or None): the scheduler at `scheduler` / DROCLI_DASK_SCHEDULER, or a
-    LocalCluster of `n_jobs` single-thread worker processes."""
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise DrocliError("the dask backend needs dask.distributed", key="--backend",
-                          fix="pip install 'drocli[dask]'") from None
-    address = scheduler or os.environ.get("DROCLI_DASK_SCHEDULER")
-    if address:
-        wait = dask_timeout()
-        try:
-            return Client(address, timeout=wait), None
-        except (OSError, TimeoutError, ValueError) as e:
-            raise DrocliError(f"cannot reach the dask scheduler at {address} within "
-                              f"{wait:g} s ({type(e).__name__})",
-                              key="--scheduler", fix="start it (`dask scheduler`), check the "
-                              "address, or raise DROCLI_DASK_TIMEOUT") from None
-    cluster = LocalCluster(n_workers=max(1, n_jobs), threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    return Client(cluster), cluster
-
-
 def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None):
     """(cell id, rows, status, artifacts) of every pending cell, as they finish.
 
     joblib (loky, threading) runs the cells in local workers; with a dask `client` one task
-    per cell goes to the cluster (whatever its size) and the results come back here."""
-    if client is not None:
-        from dask.distributed import as_completed
-
-        futures = [client.submit(_run_remote, c, blas_threads, pure=False,
-                                 key=f"drocli-{c.id}-{os.getpid()}") for c in pending]
-        for fut in as_completed(futures):
-            yield fut.result()
-            fut.release()
+    per cell goes to the cluster (whatever its size) and the results come back here
+    (drocli.backends)."""
+    if client is not None:                       # drocli.backends.Dask
+        yield from client.results(pending, blas_threads)
         return
     if backend == "fork":
         yield from _forked(pending, blas_threads, n_jobs)
@@ -372,7 +331,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         raise DrocliError(f"{n_jobs} is not a number of parallel cells", key="-j/--jobs",
                           fix="give -j 1 or more, or -j -1 for every core")
     if backend == "dask":
-        dask_timeout()
+        backends.check_settings()
     cells = expand(spec)
     if not cells:
         raise DrocliError("the spec expands to no cells", key="seeds",
@@ -412,12 +371,13 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     remote = backend == "dask" and bool(scheduler or os.environ.get("DROCLI_DASK_SCHEDULER"))
     if not remote:
         preflight(pending)
-    client = cluster = None
+    client = None
     if pending and backend == "dask":
-        client, cluster = _dask_client(n_jobs, scheduler)
+        client = backends.Dask(n_jobs, scheduler, total=len(cells),
+                               kept=len(cells) - len(pending))
     try:
         if remote and pending:       # file-backed data live on the workers: check them there
-            client.submit(preflight, pending, pure=False).result()
+            client.call(preflight, pending)
         started = datetime.now(timezone.utc).isoformat()
         try:                    # the claims as fixed before this run's cells
             previous = read_manifest(out)
@@ -435,8 +395,6 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     finally:
         if client is not None:
             client.close()
-        if cluster is not None:
-            cluster.close()
     df, cell_st = records.merge(out, cells, fresh)
     rec_path = records.write_records(out, df)
     records.merge_artifacts(out, cells, cell_st)
@@ -447,6 +405,8 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         statuses[c.id] = {"label": c.label, "seed": c.seed, "status": st.get("status"),
                           "error": st.get("error"),
                           "at": registration.earliest(first_ran.get(c.id), st.get("at"))}
+        if st.get("worker"):         # dask: address, drocli version, source digest, commit
+            statuses[c.id]["worker"] = st["worker"]
     manifest = {"experiment": spec.name, "profile": spec.profile, "started": started,
                 "finished": datetime.now(timezone.utc).isoformat(),
                 "spec_sha1": spec_sha1, "run_key": run_key,

@@ -1,0 +1,315 @@
+"""Where cells run beyond local processes: the dask backend (issue 30 splits the runner into
+orchestration, drocli.runner, and backends, here).
+
+A dask cluster can lose what drocli counts on; each case ends the run with one line, the
+cells already back kept in the results folder (a re-run resumes), exit 2:
+
+- a worker that cannot import drocli, or runs another drocli (its source digest,
+  `drocli.resume.source_digest`, differs from the client's): refused by name, on connect
+  (every worker is probed with `client.run`) and for a worker that joins later (each task
+  checks its worker before it unpickles the cell, so such a worker no longer dies on it);
+- no worker connected for DROCLI_DASK_NO_WORKER_TIMEOUT seconds (default 60);
+- the scheduler lost (distributed's loggers are kept quiet while drocli holds a client,
+  so no tracebacks come before that line);
+- a task that fails on the cluster itself (a worker killed by it again and again).
+
+Each finished cell's status records the worker that ran it: its address, drocli version,
+source digest and git commit."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+
+from drocli.errors import DrocliError
+
+POLL_S = 0.5                  # how often the client looks at its tasks and the workers
+REFUSED = "drocli-worker-refused"    # marks a task refused by its worker's check
+FIX_WORKER = ("install the client's drocli (same commit) on every worker, or stop that "
+              "worker; then re-run")
+_IDENTITY: dict | None = None
+
+
+def _seconds(name: str, default: float) -> float:
+    """A duration from the environment: a finite number > 0, else a one-line error."""
+    raw = os.environ.get(name, f"{default:g}")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise DrocliError(f"{raw!r} is not a number of seconds > 0", key=name,
+                          fix=f"set it to e.g. {name}={max(30, int(default))}, or unset it "
+                              f"({default:g} s)")
+    return value
+
+
+def dask_timeout() -> float:
+    """Seconds to wait for the dask scheduler: DROCLI_DASK_TIMEOUT (default 10)."""
+    return _seconds("DROCLI_DASK_TIMEOUT", 10)
+
+
+def no_worker_timeout() -> float:
+    """Seconds a run waits while no worker is connected: DROCLI_DASK_NO_WORKER_TIMEOUT
+    (default 60)."""
+    return _seconds("DROCLI_DASK_NO_WORKER_TIMEOUT", 60)
+
+
+def check_settings() -> None:
+    """Refuse bad dask settings before anything is read or written."""
+    dask_timeout()
+    no_worker_timeout()
+
+
+def identity() -> dict:
+    """The drocli this process runs: version, source digest and git commit (of drocli's
+    checkout, when it is one); computed once."""
+    global _IDENTITY
+    if _IDENTITY is None:
+        from drocli import __version__
+        from drocli.records import _git
+        from drocli.resume import source_digest
+
+        _IDENTITY = {"drocli": __version__, "source": source_digest(),
+                     "git_commit": _git("rev-parse", "HEAD")}
+    return _IDENTITY
+
+
+def describe(ident: dict) -> str:
+    commit = ident.get("git_commit")
+    return (f"drocli {ident.get('drocli')}, source {str(ident.get('source'))[:12]}"
+            + (f", commit {commit[:12]}" if commit else ""))
+
+
+def run_payload(payload: bytes, address: str | None):
+    """On a worker that passed the check: the call `payload` holds (pickled on the client);
+    a cell's status gains the worker that ran it."""
+    import pickle
+
+    func, args = pickle.loads(payload)
+    out = func(*args)
+    if isinstance(out, tuple) and len(out) == 4 and isinstance(out[2], dict):
+        cell_id, rows, status, artifacts = out
+        out = cell_id, rows, {**status, "worker": {"address": address, **identity()}}, artifacts
+    return out
+
+
+# Sent by value (cloudpickle pickles functions of a module it cannot import by value), so a
+# worker without drocli, or with another one, runs them and says so instead of failing to
+# unpickle a task and exiting.
+_BY_VALUE = '''
+def worker_check(source):
+    """None when this worker runs the client's drocli, else why not."""
+    try:
+        from drocli.backends import describe, identity
+        mine = identity()
+    except BaseException as e:
+        return f"cannot import drocli ({type(e).__name__}: {e})"
+    if mine["source"] != source:
+        return f"runs another drocli ({describe(mine)})"
+    return None
+
+
+def drocli_task(payload, source):
+    """A drocli call on a worker, after the worker's check."""
+    try:
+        from distributed import get_worker
+        address = get_worker().address
+    except BaseException:
+        address = None
+    why = worker_check(source)
+    if why is not None:
+        raise RuntimeError(f"{REFUSED}\\t{address}\\t{why}")
+    from drocli.backends import run_payload
+    return run_payload(payload, address)
+'''
+_NAMESPACE = {"__name__": "drocli_by_value", "REFUSED": REFUSED}
+exec(compile(_BY_VALUE, "<drocli.backends by value>", "exec"), _NAMESPACE)
+worker_check, drocli_task = _NAMESPACE["worker_check"], _NAMESPACE["drocli_task"]
+
+
+def _refused(address, why: str) -> DrocliError:
+    if why.startswith("runs another"):
+        why += f", not the client's source {identity()['source'][:12]}"
+    return DrocliError(f"the dask worker {address} {why}", key="--scheduler", fix=FIX_WORKER)
+
+
+class _Quiet:
+    """distributed's loggers (and asyncio's, tornado's) silenced while a client is held: a
+    lost scheduler or worker is reported in one line, not in pages of tracebacks."""
+
+    NAMES = ("distributed", "tornado", "asyncio")
+
+    def __init__(self):
+        self.saved = {}
+
+    def __enter__(self):
+        for name in [*self.NAMES, *logging.root.manager.loggerDict]:
+            if name.split(".")[0] in self.NAMES:
+                log = logging.getLogger(name)
+                self.saved.setdefault(name, log.level)
+                log.setLevel(logging.CRITICAL + 1)
+        return self
+
+    def __exit__(self, *exc):
+        for name, level in self.saved.items():
+            logging.getLogger(name).setLevel(level)
+
+
+class Dask:
+    """A dask client for one run: the scheduler at `scheduler` / DROCLI_DASK_SCHEDULER, or a
+    LocalCluster of `n_jobs` single-thread worker processes. `total` cells in the run,
+    `kept` of them finished before it (for the line that stops it)."""
+
+    def __init__(self, n_jobs: int, scheduler: str | None, *, total: int, kept: int):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise DrocliError("the dask backend needs dask.distributed", key="--backend",
+                              fix="pip install 'drocli[dask]'") from None
+        self.total, self.kept = total, kept
+        self.no_worker_s = no_worker_timeout()
+        self.source = identity()["source"]
+        self.checked: set[str] = set()
+        self.quiet = _Quiet().__enter__()
+        self.cluster = None
+        self.address = scheduler or os.environ.get("DROCLI_DASK_SCHEDULER")
+        try:
+            if self.address:
+                wait = dask_timeout()
+                try:
+                    self.client = Client(self.address, timeout=wait)
+                except (OSError, TimeoutError, ValueError) as e:
+                    raise DrocliError(f"cannot reach the dask scheduler at {self.address} "
+                                      f"within {wait:g} s ({type(e).__name__})",
+                                      key="--scheduler", fix="start it (`dask scheduler`), "
+                                      "check the address, or raise DROCLI_DASK_TIMEOUT"
+                                      ) from None
+            else:
+                self.cluster = LocalCluster(n_workers=max(1, n_jobs), threads_per_worker=1,
+                                            processes=True, dashboard_address=None)
+                self.client = Client(self.cluster)
+                self.address = self.cluster.scheduler_address
+            self._check_workers()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- the workers ------------------------------------------------------------------------
+    def _workers(self) -> set[str]:
+        """The workers the scheduler knows now (raises the lost-scheduler line)."""
+        try:
+            info = self.client.scheduler_info(n_workers=-1)
+        except TypeError:               # older distributed: no n_workers
+            info = self.client.scheduler_info()
+        except Exception:               # noqa: BLE001 -- any failure to ask: it is gone
+            raise self._lost("the dask scheduler at {address} was lost") from None
+        return set((info or {}).get("workers") or {})
+
+    def _check_workers(self) -> set[str]:
+        """Probe the workers not seen before (`client.run`, by value); a worker that cannot
+        run this drocli stops the run with its name. The workers now connected."""
+        workers = self._workers()
+        new = sorted(workers - self.checked)
+        if new:
+            try:
+                answers = self.client.run(worker_check, self.source, workers=new,
+                                          on_error="return")
+            except Exception:           # noqa: BLE001 -- a worker gone meanwhile: next time
+                return workers
+            for address in new:
+                why = answers.get(address)
+                if isinstance(why, str):
+                    raise _refused(address, why)
+                if why is None and address in answers:
+                    self.checked.add(address)
+        return workers
+
+    def _lost(self, what: str) -> DrocliError:
+        kept = f"{self.kept} of {self.total} cells are kept"
+        return DrocliError(what.format(address=self.address) + f"; {kept}",
+                           key="--scheduler", fix="re-run the same command to resume once "
+                           "the cluster is back")
+
+    # -- running ----------------------------------------------------------------------------
+    def _submit(self, func, *args, key: str | None = None):
+        import cloudpickle
+
+        payload = cloudpickle.dumps((func, args))
+        return self.client.submit(drocli_task, payload, self.source, pure=False, key=key)
+
+    def _wait(self, futures):
+        """Yield each future as it finishes, checking every POLL_S the scheduler, the workers
+        (new ones probed) and how long no worker has been connected."""
+        from distributed import wait
+
+        pending = set(futures)
+        alone_since = None
+        while pending:
+            try:
+                done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            except Exception:           # noqa: BLE001 -- the connection went
+                raise self._lost("the dask scheduler at {address} was lost") from None
+            yield from done
+            if not pending:
+                return
+            if self.client.status not in ("running", "newly-created"):
+                raise self._lost("the dask scheduler at {address} was lost")
+            workers = self._check_workers()
+            if workers:
+                alone_since = None
+            elif alone_since is None:
+                alone_since = time.monotonic()
+            elif time.monotonic() - alone_since > self.no_worker_s:
+                raise self._lost(f"no dask worker has been connected to {{address}} for "
+                                 f"{self.no_worker_s:g} s (DROCLI_DASK_NO_WORKER_TIMEOUT)")
+
+    def _result(self, fut):
+        """The future's value, or the one line that stops the run."""
+        if fut.status == "cancelled":
+            raise self._lost("the dask scheduler at {address} was lost")
+        if fut.status == "error":
+            exc = fut.exception()
+            text = str(exc)
+            if isinstance(exc, RuntimeError) and text.startswith(REFUSED + "\t"):
+                _, address, why = text.split("\t", 2)
+                raise _refused(address, why)
+            if isinstance(exc, DrocliError):
+                raise exc
+            raise self._lost(f"a task failed on the dask cluster at {{address}} "
+                             f"({type(exc).__name__}: {' '.join(text.split())[:200]})")
+        return fut.result()
+
+    def call(self, func, *args):
+        """func(*args) on a worker (e.g. the data preflight), waited for like the cells."""
+        for fut in self._wait([self._submit(func, *args)]):
+            return self._result(fut)
+
+    def results(self, pending, blas_threads: int):
+        """(cell id, rows, status, artifacts) of every pending cell, as they finish."""
+        from drocli.records import finished
+        from drocli.runner import _run_remote
+
+        futures = [self._submit(_run_remote, c, blas_threads,
+                                key=f"drocli-{c.id}-{os.getpid()}") for c in pending]
+        for fut in self._wait(futures):
+            out = self._result(fut)
+            fut.release()
+            yield out
+            if finished(out[2]):        # written by the runner once it asks for the next
+                self.kept += 1
+
+    def close(self) -> None:
+        """Close the client and the local cluster, bounded in time and quietly."""
+        for thing in (getattr(self, "client", None), self.cluster):
+            if thing is None:
+                continue
+            try:
+                thing.close(timeout=5)
+            except Exception:           # noqa: BLE001 -- a lost scheduler: nothing to close
+                pass
+        self.quiet.__exit__()
