@@ -1,16 +1,28 @@
-"""Where each built-in plug-in lives, found by reading drocli's sources (no plug-in import).
+"""Where each plug-in lives, found by reading sources (no plug-in import).
 
-`index()` scans the plug-in packages for the registry's decorators and maps kind -> name ->
-module; `STATIC` keeps each entry's family and one-line description where the decorator's
+`index()` scans the plug-in packages for the registry's calls and maps kind -> name ->
+module; `STATIC` keeps each entry's family and one-line description where the call's
 arguments are literals, so `drocli list` prints a listing without importing a plug-in, nor
-pydantic. Third-party modules come from the `drocli.plugins` entry points. The registry
+pydantic. Third-party modules come from the `drocli.plugins` entry points; their sources are
+scanned the same way when they can be found without importing them. The registry
 (drocli/registry.py) imports a module when one of its names is looked up.
+
+Every form the registry supports is found: `@registry.solver("x")`,
+`@registry.register("solver", "x")`, `from drocli.registry import solver` then
+`@solver("x")`, aliases (`from drocli import registry as r`, `import drocli.registry`),
+keyword arguments, a name held by a module constant, and a call that is not a decorator
+(`registry.solver("x")(f)`). A file in the common form (`from drocli import registry` and
+`@registry.KIND("literal"` calls only) is read with a regular expression; any other file
+that mentions the registry is parsed (`ast`). A registration whose kind or name is not a
+literal cannot be indexed: its module is imported whenever a lookup misses or a kind is
+listed (as an entry point without a `kind.name`), so discovery never misses an entry.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 KINDS = ("solver", "problem", "data", "figure", "claim")
 PLURAL = {"solver": "solvers", "problem": "problems", "data": "data", "figure": "figures",
@@ -24,7 +36,20 @@ _DECORATOR = re.compile(
 
 INDEX: dict[str, dict[str, str]] | None = None      # kind -> name -> module
 STATIC: dict[str, dict[str, tuple[str | None, str]]] = {}   # kind -> name -> (family, summary)
-LOOSE_PLUGINS: list[str] | None = None              # entry-point modules without a kind.name
+LOOSE_PLUGINS: list[str] | None = None  # modules to import when a lookup misses: entry points
+#                                          without a kind.name, registrations not literal
+_NAMES_IMPORT = re.compile(r"^from drocli\.registry import (\([^)]*\)|[^\n]*)", re.M)
+_KIND_USE = re.compile(r"\bregistry\.(?:solver|problem|data|figure|claim|register)\b")
+_SHORTHANDS = frozenset(KINDS)
+
+
+class Found(NamedTuple):
+    """One registration found in a source: kind and name (None when not a literal), and
+    (family, one line) when the description is a literal."""
+
+    kind: str | None
+    name: str | None
+    static: tuple[str | None, str] | None
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -82,35 +107,177 @@ def _static_summary(text: str, start: int) -> tuple[str | None, str] | None:
     return family, desc.strip().splitlines()[0] if desc.strip() else ""
 
 
+def _simple(text: str) -> bool:
+    """The file uses the registry only as `from drocli import registry` plus
+    `registry.<attr>` (and imports no registering function by name), and every
+    registration call is one the regular expression reads (a mention in backticks,
+    `@registry.figure(kind, ...)` in a docstring, is prose)."""
+    uses = text.count("registry.") + text.count("\nfrom drocli import registry\n")
+    for m in _NAMES_IMPORT.finditer(text):    # `from drocli.registry import Params, auto`
+        names = {n.split(" as ")[0].strip() for n in m.group(1).strip("()").split(",")}
+        if names & {*KINDS, "register", "*"}:
+            return False
+        uses += 1
+    if text.count("registry") != uses:
+        return False
+    calls = {m.start() for m in _KIND_USE.finditer(text) if text[m.start() - 2:m.start()]
+             != "`@"}
+    matched = {m.start() + 1 for m in _DECORATOR.finditer(text) if m.group(0).startswith(
+        "@registry.")}
+    return calls <= matched
+
+
+def scan_regex(text: str) -> list[Found]:
+    """Registrations of a file in the common form, read with the regular expression."""
+    out = []
+    for m in _DECORATOR.finditer(text):
+        kind = m.group(1) or m.group(2)
+        name = m.group(3) or _constant(text, m.group(4))
+        out.append(Found(kind, name, _static_summary(text, m.end())))
+    return out
+
+
+def scan_ast(text: str, filename: str = "<source>") -> list[Found]:
+    """Registrations of a file in any form the registry supports, read from its syntax
+    tree: every call of `register` or a kind shorthand reached through the registry module
+    under any import or alias."""
+    import ast
+
+    tree = ast.parse(text, filename)
+    modules = {"drocli.registry"}       # dotted names bound to the registry module
+    funcs: dict[str, str] = {}          # local name -> "register" or a kind
+    consts: dict[str, str] = {}         # module-level NAME = "literal"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in ("drocli", "drocli.registry"):
+            for a in node.names:
+                if node.module == "drocli" and a.name == "registry":
+                    modules.add(a.asname or "registry")
+                elif node.module == "drocli.registry" and (
+                        a.name in _SHORTHANDS or a.name == "register"):
+                    funcs[a.asname or a.name] = a.name
+                elif node.module == "drocli.registry" and a.name == "*":
+                    funcs.update({k: k for k in (*KINDS, "register")})
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "drocli.registry":
+                    modules.add(a.asname or "drocli.registry")
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and \
+                isinstance(node.value.value, str):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    consts[t.id] = node.value.value
+
+    def dotted(n) -> str | None:
+        if isinstance(n, ast.Name):
+            return n.id
+        if isinstance(n, ast.Attribute):
+            head = dotted(n.value)
+            return f"{head}.{n.attr}" if head else None
+        return None
+
+    def text_of(n) -> str | None:
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            return n.value
+        if isinstance(n, ast.Name):
+            return consts.get(n.id)
+        return None
+
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        what = None
+        if isinstance(node.func, ast.Name):
+            what = funcs.get(node.func.id)
+        elif isinstance(node.func, ast.Attribute) and dotted(node.func.value) in modules and \
+                (node.func.attr in _SHORTHANDS or node.func.attr == "register"):
+            what = node.func.attr
+        if what is None:
+            continue
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        args = list(node.args)
+        if what == "register":
+            kind_node = args.pop(0) if args else kw.get("kind")
+            kind = text_of(kind_node) if kind_node is not None else None
+            kind = kind if kind in KINDS else None
+        else:
+            kind = what
+        name_node = args[0] if args else kw.get("name")
+        name = text_of(name_node) if name_node is not None else None
+        static = None
+        desc = kw.get("description")
+        if isinstance(desc, ast.Constant) and isinstance(desc.value, str):
+            fam = kw.get("family")
+            family = fam.value if isinstance(fam, ast.Constant) and \
+                isinstance(fam.value, str) else None
+            if fam is None or family is not None:
+                d = desc.value.strip()
+                static = (family, d.splitlines()[0] if d else "")
+        out.append(Found(kind, name, static))
+    return out
+
+
+def scan(text: str, filename: str = "<source>") -> list[Found] | None:
+    """The registrations of one source file (None: it does not mention the registry)."""
+    if "registry" not in text:
+        return None
+    return scan_regex(text) if _simple(text) else scan_ast(text, filename)
+
+
+def _add(idx, found: list[Found], module: str, loose: list[str]) -> None:
+    for f in found:
+        if f.kind is None or f.name is None:
+            if module not in loose:
+                loose.append(module)
+            continue
+        idx[f.kind].setdefault(f.name, module)
+        if f.static is not None:
+            STATIC.setdefault(f.kind, {}).setdefault(f.name, f.static)
+
+
 def index() -> dict[str, dict[str, str]]:
     """kind -> name -> module, from drocli's sources and the `drocli.plugins` entry points."""
     global INDEX, LOOSE_PLUGINS
     if INDEX is not None:
         return INDEX
     idx: dict[str, dict[str, str]] = {k: {} for k in KINDS}
+    loose: list[str] = []
     root = Path(__file__).resolve().parent
     for sub in _SCAN:
         for path in sorted((root / sub).rglob("*.py")):
-            text = path.read_text(encoding="utf-8")
-            if "register(" not in text and "@registry." not in text:
-                continue
-            for m in _DECORATOR.finditer(text):
-                kind = m.group(1) or m.group(2)
-                name = m.group(3) or _constant(text, m.group(4))
-                if name:
-                    idx[kind].setdefault(name, _module_name(path, root))
-                    static = _static_summary(text, m.end())
-                    if static is not None:
-                        STATIC.setdefault(kind, {}).setdefault(name, static)
-    loose = []
+            found = scan(path.read_text(encoding="utf-8"), str(path))
+            if found:
+                _add(idx, found, _module_name(path, root), loose)
     for ep in _plugin_entry_points():
         kind, _, name = ep.name.partition(".")
+        module = ep.value.split(":")[0].strip()
+        found = _scan_module(module)
+        if found:
+            _add(idx, found, module, loose)
         if kind in KINDS and name:
-            idx[kind].setdefault(name, ep.value.split(":")[0])
-        else:
-            loose.append(ep.value.split(":")[0])
+            idx[kind].setdefault(name, module)
+        elif found is None and module not in loose:
+            loose.append(module)
     INDEX, LOOSE_PLUGINS = idx, loose
     return idx
+
+
+def _scan_module(module: str) -> list[Found] | None:
+    """The registrations in an entry-point module's source, found without importing it
+    (None when its source cannot be read that way: it is imported on a missed lookup)."""
+    import importlib.util
+
+    if "." in module:       # finding a submodule would import its parents
+        return None
+    try:
+        spec = importlib.util.find_spec(module)
+        origin = spec.origin if spec else None
+        if not origin or not origin.endswith(".py"):
+            return None
+        return scan(Path(origin).read_text(encoding="utf-8"), origin) or []
+    except (ImportError, ValueError, OSError, SyntaxError):
+        return None
 
 
 def _plugin_entry_points():

@@ -199,3 +199,124 @@ def test_added_field_stays_out_of_the_cell_key_at_its_default():
     assert After(form="direct").key_dict() == {"lr": 0.1, "batch": 0, "form": "direct"}
     assert After(form="direct").model_dump()["form"] == "direct"
     assert After().model_dump()["form"] == "auto"
+
+
+# --- discovery cannot miss a registration (issue 30 item 2) ----------------------------------
+
+_FORMS = '''\
+"""Every way a module can register (the docstring's `@registry.solver(name)` is prose)."""
+import drocli.registry
+import drocli.registry as R
+from drocli import registry
+from drocli import registry as reg
+from drocli.registry import Params, register
+from drocli.registry import claim as make_claim, solver
+
+NAME = "by_constant"
+
+
+@solver("imported_shorthand", family="gdro", description="one\\ntwo")
+def a(): ...
+
+
+@register("problem", "imported_register")
+def b(): ...
+
+
+@reg.data(NAME, description="aliased module")
+def c(): ...
+
+
+@R.figure(name="keyword_name")
+def d(): ...
+
+
+@drocli.registry.register(kind="data", name="dotted_module")
+def e(): ...
+
+
+make_claim("not_a_decorator")(e)
+registry.solver("plain_call", family="finite_sum", description="x")(a)
+for n in ("x", "y"):
+    registry.solver(n)(a)      # a computed name: cannot be indexed
+'''
+
+
+def test_scan_finds_every_registration_form():
+    found = discovery.scan(_FORMS)
+    got = {(f.kind, f.name) for f in found}
+    assert got == {("solver", "imported_shorthand"), ("problem", "imported_register"),
+                   ("data", "by_constant"), ("figure", "keyword_name"),
+                   ("data", "dotted_module"), ("claim", "not_a_decorator"),
+                   ("solver", "plain_call"), ("solver", None)}
+    statics = {f.name: f.static for f in found}
+    assert statics["imported_shorthand"] == ("gdro", "one")
+    assert statics["by_constant"] == (None, "aliased module")
+    assert statics["keyword_name"] is None
+    assert not discovery._simple(_FORMS)
+
+
+def test_regex_fast_path_agrees_with_the_syntax_tree():
+    """Files in the common form are read with the regular expression; for every built-in
+    plug-in file it finds exactly what the syntax tree finds."""
+    root = ROOT / "drocli"
+    checked = 0
+    for sub in discovery._SCAN:
+        for path in sorted((root / sub).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            if "registry" in text and discovery._simple(text):
+                assert sorted(discovery.scan_regex(text)) == \
+                    sorted(discovery.scan_ast(text)), path
+                checked += 1
+    assert checked > 50
+
+
+def test_entry_point_index_equals_the_imported_registry(tmp_path):
+    """Entry-point plug-ins: the index, built from their sources without importing them,
+    names exactly what importing them registers, in every form; a registration whose name
+    is computed makes its module one that is imported when a lookup misses."""
+    (tmp_path / "ep_named.py").write_text(textwrap.dedent('''\
+        """Two solvers through an imported decorator."""
+        from drocli.registry import solver
+
+        @solver("ep_one", family="gdro", description="first")
+        def one(problem, params, rng, monitor):
+            """Algorithm 1."""
+
+        @solver("ep_two", family="gdro", description="second")
+        def two(problem, params, rng, monitor):
+            """Algorithm 2."""
+        '''))
+    (tmp_path / "ep_loose.py").write_text(textwrap.dedent('''\
+        from drocli import registry as r
+
+        r.register("claim", "ep_claim", description="x")(lambda claim, data: None)
+        for name in ("ep_dyn_a", "ep_dyn_b"):
+            r.solver(name, family="gdro", description=name)(lambda *a: None)
+        '''))
+    dist = tmp_path / "ep_plugins-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-plugins\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[drocli.plugins]\nsolver.ep_one = ep_named\nmore = ep_loose\n")
+    out = _python(textwrap.dedent("""\
+        import json, sys
+        from drocli import discovery, registry
+        idx = registry.index()
+        before = {k: sorted(n for n in v if n.startswith("ep_")) for k, v in idx.items()}
+        imported = [m for m in ("ep_named", "ep_loose") if m in sys.modules]
+        loose = list(discovery.LOOSE_PLUGINS)
+        registry.load_all()
+        after = {k: sorted(n for n in registry._REGISTRY[k] if n.startswith("ep_"))
+                 for k in registry.KINDS}
+        print(json.dumps([before, imported, loose, after]))
+        """), {"PYTHONPATH": str(tmp_path)})
+    before, imported, loose, after = json.loads(out)
+    assert imported == [], "the index reads the sources, it imports nothing"
+    assert before["solver"] == ["ep_one", "ep_two"] and before["claim"] == ["ep_claim"]
+    assert loose == ["ep_loose"]
+    assert after["solver"] == ["ep_dyn_a", "ep_dyn_b", "ep_one", "ep_two"]
+    for kind in registry.KINDS:       # every indexed name is registered by the import
+        assert set(before[kind]) <= set(after[kind]), kind
+    missed = {n for k in registry.KINDS for n in set(after[k]) - set(before[k])}
+    assert missed == {"ep_dyn_a", "ep_dyn_b"}, "only the computed names, found through loose"
