@@ -252,3 +252,12 @@ def _curve_stats(claim, data, stat: Callable[[np.ndarray, np.ndarray], float],
     if claim.seedwise:
         return out, None, None
     return out, means, sorted(seeds, key=lambda s: (str(type(s)), s))
+
+
+# --- public API for claim kinds (issue 30) ------------------------------------------------------
+# Outside claim kinds use these names; the underscore names above stay as they are.
+judge = _judge                  # compare per-seed statistics: (holds, detail, values, effects)
+final_stats = _final_stats      # label -> Series(seed -> value at the cell's last checkpoint)
+seed_curves = _curves           # label -> (per-seed curves, seed-mean aggregate)
+curve_stats = _curve_stats      # label -> Series(seed -> stat(x, y)) of each seed's curve
+__all__ += ["judge", "final_stats", "seed_curves", "curve_stats"]
