@@ -240,7 +240,9 @@ def _provenance(page: Page) -> list[tuple[str, str]]:
     return [("experiment", page.experiment), ("profile", page.profile),
             ("seeds", ", ".join(map(str, page.seeds))),
             ("drocli", f"{m.get('drocli', '?')} (commit {commit[:12]}"
-                       f"{', DIRTY working tree' if m.get('git_dirty') else ''})"),
+                       f"{', DIRTY working tree' if m.get('git_dirty') else ''}"
+                       f"{', dirty or not unknown' if m.get('git_dirty') is None else ''}"
+                       f"{'; ' + m['git_from'] if m.get('git_from') else ''})"),
             ("machine", f"{m.get('host', '?')}, {m.get('platform', '?')}, "
                         f"{m.get('cpus', '?')} CPUs"),
             *compute_clock(m, page.cell_times)]
