@@ -57,10 +57,16 @@ def no_worker_timeout() -> float:
     return _seconds("DROCLI_DASK_NO_WORKER_TIMEOUT", 60)
 
 
-def check_settings() -> None:
-    """Refuse bad dask settings before anything is read or written."""
+def check_settings(scheduler: str | None = None) -> None:
+    """Refuse bad dask settings before anything is read or written: the timeouts, and a
+    --scheduler given empty (an address file that stayed empty must not turn into a local
+    cluster on the login node)."""
     dask_timeout()
     no_worker_timeout()
+    if scheduler is not None and not scheduler.strip():
+        raise DrocliError("the scheduler address is empty", key="--scheduler",
+                          fix="give the address the cluster printed, e.g. tcp://HOST:8786, "
+                              "or leave --scheduler out for a local cluster")
 
 
 def identity() -> dict:

@@ -105,7 +105,7 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
     if backend == "dask":
         from drocli.backends import check_settings
 
-        check_settings()                 # a bad DROCLI_DASK_*TIMEOUT: refused before anything
+        check_settings(scheduler)        # bad DROCLI_DASK_*TIMEOUT, empty --scheduler: refused
     typed = (*sets, *overrides, *(["-m"] if multirun else []),
              *(f"-s {x}" for x in only_solvers), *(f"-d {x}" for x in only_data))
     try:

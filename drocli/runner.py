@@ -331,7 +331,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         raise DrocliError(f"{n_jobs} is not a number of parallel cells", key="-j/--jobs",
                           fix="give -j 1 or more, or -j -1 for every core")
     if backend == "dask":
-        backends.check_settings()
+        backends.check_settings(scheduler)
     cells = expand(spec)
     if not cells:
         raise DrocliError("the spec expands to no cells", key="seeds",

@@ -113,29 +113,71 @@ def test_unreachable_scheduler_exits_2_quickly(tiny_spec, tmp_path, capsys, monk
     assert not Path(out).exists()                      # refused before anything is written
 
 
-def test_jobqueue_cluster_as_documented(tiny_spec, tmp_path):
-    """The SLURM / PBS recipe of docs/clusters.md with dask-jobqueue's local job class (the same
-    JobQueueCluster machinery, jobs started as local processes instead of sbatch/qsub):
-    drocli runs against its scheduler address and gets the records of -j 1."""
-    jq = pytest.importorskip("dask_jobqueue.local")
-    cluster = jq.LocalCluster(cores=1, processes=1, memory="2GB", walltime="00:10:00",
-                              log_directory=str(tmp_path / "logs"))
-    try:
-        cluster.scale(jobs=1)
-        from dask.distributed import Client
+def _documented_commands() -> str:
+    """The SLURM / PBS command block of docs/clusters.md, as written."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "clusters.md").read_text()
+    start = text.index("    cat > dask_cluster.py")
+    block = []
+    for line in text[start:].splitlines():
+        if line and not line.startswith("    "):
+            break
+        block.append(line[4:])
+    return "\n".join(block).strip() + "\n"
 
-        with Client(cluster.scheduler_address, timeout=30) as client:
-            client.wait_for_workers(1, timeout=120)
-        out, local = tmp_path / "res", tmp_path / "local"
-        assert call("run", tiny_spec, "--out", out, "--backend", "dask", "--scheduler",
-                    cluster.scheduler_address, "-q") == 0
+
+def test_jobqueue_cluster_as_documented(tiny_spec, tmp_path):
+    """The SLURM / PBS lines of docs/clusters.md run as written, with dask-jobqueue's local job
+    class in place of SLURMCluster (the same JobQueueCluster machinery, jobs started as local
+    processes instead of sbatch/qsub), one job, the tiny spec, the scheduler on 127.0.0.1:
+    drocli gets the records of -j 1, and killing the cluster script ends its jobs."""
+    import signal
+
+    pytest.importorskip("dask_jobqueue.local")
+    commands = _documented_commands()
+    for old, new in [("from dask_jobqueue import SLURMCluster",
+                      "from dask_jobqueue.local import LocalCluster as SLURMCluster"),
+                     ("cluster.scale(jobs=20)", "cluster.scale(jobs=1)"),
+                     ("experiments/omd_tch_fl_mnist.yaml", str(tiny_spec))]:
+        assert commands.count(old) == 1, old
+        commands = commands.replace(old, new)
+    bin_dir = str(Path(sys.executable).parent)          # `python` and `drocli` of this install
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+           "DASK_JOBQUEUE__LOCAL__SCHEDULER_OPTIONS": "{'host': '127.0.0.1'}"}
+    shell = subprocess.Popen(["bash", "-c", commands], cwd=tmp_path, env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)
+    try:
+        out, err = shell.communicate(timeout=240)
+        assert shell.returncode == 0, err
+        assert (tmp_path / "scheduler.txt").read_text().startswith("tcp://127.0.0.1:")
+        t0 = time.time()                # the cluster script closes its jobs once killed
+        while time.time() - t0 < 60 and _group_alive(shell.pid):
+            time.sleep(0.2)
+        assert not _group_alive(shell.pid), "the cluster or its jobs outlived `kill`"
     finally:
-        cluster.close()
+        if _group_alive(shell.pid):
+            os.killpg(shell.pid, signal.SIGKILL)
+        if shell.poll() is None:
+            shell.kill()
+            shell.wait(timeout=20)
+    assert "records:" in out, err
+    local = tmp_path / "local"
     assert call("run", tiny_spec, "--out", local, "-j", "1", "-q") == 0
     key = ["cell", "step", "metric"]
-    a = pd.read_csv(out / "records.csv.gz").sort_values(key).reset_index(drop=True)
-    b = pd.read_csv(local / "records.csv.gz").sort_values(key).reset_index(drop=True)
+    a = pd.read_csv(tmp_path / "results" / "tiny" / "records.csv.gz").sort_values(key)
+    b = pd.read_csv(local / "records.csv.gz").sort_values(key)
+    assert len(a) == len(b) > 0
     assert a["value"].tolist() == b["value"].tolist()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # -- clusters that lose workers, schedulers or versions (issue 27) ----------------------------
@@ -387,3 +429,13 @@ def test_no_worker_timeout_validated(tiny_spec, tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
     assert "DROCLI_DASK_NO_WORKER_TIMEOUT" in err and not out.exists()
+
+
+def test_empty_scheduler_refused(tiny_spec, tmp_path, capsys):
+    """`--scheduler "$(cat scheduler.txt)"` with the file still empty: refused, not a local
+    cluster."""
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--out", out, "--backend", "dask", "--scheduler", "", "-q")
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "the scheduler address is empty" in err and not out.exists()
