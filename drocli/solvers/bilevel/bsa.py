@@ -66,6 +66,7 @@ class BSAParams(Batches, NeumannSteps):
 
 @registry.solver(
     "bsa",
+    reference="Ghadimi & Wang (2018); docs/papers/004.md §3.4 [RECON], App. E.1 steps",
     params=BSAParams,
     family="bilevel",
     description="BSA: double-loop stochastic bilevel approximation with a Neumann Hessian "

@@ -46,6 +46,7 @@ class RERSVRBParams(TaskSampling):
 
 @registry.solver(
     "re_rsvrb",
+    reference="Guo, Hu, Zhang & Yang, Alg. 3 (docs/papers/004.md §2.4)",
     params=RERSVRBParams,
     tiny={"tasks_per_iter": 1},
     family="bilevel",

@@ -161,6 +161,7 @@ class RSVRBParams(TaskSampling, StormSteps):
 
 @registry.solver(
     "rsvrb",
+    reference="Guo, Hu, Zhang & Yang, Alg. 2 (docs/papers/004.md §2.3)",
     params=RSVRBParams,
     tiny={"tasks_per_iter": 1},
     family="bilevel",

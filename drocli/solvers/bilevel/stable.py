@@ -28,6 +28,7 @@ class STABLEParams(Batches, StormSteps):
 
 @registry.solver(
     "stable",
+    reference="Chen, Sun, Xiao & Yin (2021); docs/papers/004.md §3.4 [RECON], App. E.1 steps",
     params=STABLEParams,
     family="bilevel",
     description="STABLE: single-loop single-time-scale bilevel method with STORM Hessian and "

@@ -37,6 +37,7 @@ class StocBiOParams(NeumannSteps):
 
 @registry.solver(
     "stocbio",
+    reference="Ji, Yang & Liang (2021); docs/papers/004.md §3.4 [RECON], App. E.1 steps",
     params=StocBiOParams,
     tiny={"batch_big": 16, "inner": 2, "Q": 2},
     family="bilevel",

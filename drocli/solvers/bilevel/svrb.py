@@ -35,6 +35,7 @@ class SVRBParams(Batches, StormSteps):
 
 @registry.solver(
     "svrb",
+    reference="Guo, Hu, Zhang & Yang, Alg. 1 (docs/papers/004.md §2.2), App. E.1 schedules",
     params=SVRBParams,
     family="bilevel",
     description="SVRB: single-loop STORM bilevel method, Hessian inverse from the projected "

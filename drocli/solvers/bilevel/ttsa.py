@@ -40,6 +40,7 @@ class TTSAParams(Batches, NeumannSteps):
 
 @registry.solver(
     "ttsa",
+    reference="Hong et al. (2020); docs/papers/004.md §3.4 [RECON], App. E.1 steps",
     params=TTSAParams,
     family="bilevel",
     description="TTSA: single-loop two-time-scale stochastic bilevel method with a Neumann "

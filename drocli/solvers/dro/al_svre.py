@@ -70,6 +70,7 @@ class ALSVREParams(Params):
 
 @registry.solver(
     "al_svre",
+    reference="AL-SVRE reconstructed (docs/papers/000.md §3.3)",
     params=ALSVREParams,
     family="gdro",
     description="AL-SVRE (Luo et al. 2021), reconstruction: Catalyst on w + loopless VR "

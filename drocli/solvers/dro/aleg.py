@@ -58,6 +58,7 @@ def schedule_factor(schedule: str, s: int) -> float:
 
 @registry.solver(
     "aleg",
+    reference="Yu et al. (2024), Alg. 1, eqs. (14)-(22)",
     params=ALEGParams,
     family="gdro",
     description="ALEG (Yu et al. 2024, Algorithm 1): VR stochastic mirror prox with group "

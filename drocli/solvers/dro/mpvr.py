@@ -52,6 +52,7 @@ class MPVRParams(Params):
 
 @registry.solver(
     "mpvr",
+    reference="Yu et al. (2024), Alg. 3 (App. C)",
     params=MPVRParams,
     family="gdro",
     description="MPVR (Alacaoglu & Malitsky 2022; Yu et al. 2024 App. C Alg. 3): VR mirror "

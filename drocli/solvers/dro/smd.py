@@ -46,6 +46,7 @@ class SMDParams(Params):
 
 @registry.solver(
     "smd",
+    reference="Nemirovski et al. (2009) (docs/papers/000.md §3.1)",
     params=SMDParams,
     family="gdro",
     description="SMD (Nemirovski et al. 2009) with m-sample group sampling: SGD on w, "

@@ -152,6 +152,7 @@ class LKatyushaParams(SamplerParams):
 
 @registry.solver(
     "l_katyusha",
+    reference="Zhao, Lyu & Kolar (2023), Alg. 2, Thm. 3",
     params=LKatyushaParams,
     family="finite_sum",
     description="L-Katyusha with uniform / importance / optimal / OSMD / AdaOSMD sampling, "

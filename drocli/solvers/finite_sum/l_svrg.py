@@ -140,6 +140,7 @@ class LSVRGParams(StepParams):
 
 @registry.solver(
     "l_svrg",
+    reference="Zhao, Lyu & Kolar (2023), Alg. 1 (docs/papers/002.md §2.1)",
     params=LSVRGParams,
     family="finite_sum",
     description="L-SVRG with uniform / importance / optimal / OSMD / AdaOSMD sampling "

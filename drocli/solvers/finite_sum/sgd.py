@@ -52,6 +52,7 @@ def sgd_chunk(data, x, zero, U, step, ss, optimal, dr, counter):
 
 @registry.solver(
     "sgd",
+    reference="Zhao, Lyu & Kolar (2023) §4.1 baseline (docs/papers/002.md §2.3)",
     params=StepParams,
     family="finite_sum",
     description="SGD with uniform / importance / optimal / OSMD / AdaOSMD sampling "

@@ -19,6 +19,7 @@ class FedAvg(FLMethod):
 
 @registry.solver(
     "fedavg",
+    reference="McMahan et al. (2017); Liu et al. (2024) §4.2",
     family="federated",
     description="FedAvg / LS (paper 003 fair FL): unweighted mean of the local models",
 )

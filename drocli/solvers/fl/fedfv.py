@@ -66,6 +66,7 @@ class FedFV(FLMethod):
 
 @registry.solver(
     "fedfv",
+    reference="Wang et al. (2021); Liu et al. (2024) §4.2",
     params=FedFVParams,
     family="federated",
     description="FedFV (Wang et al. 2021): conflict-projected, norm-rescaled average update",

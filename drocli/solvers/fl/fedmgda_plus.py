@@ -39,6 +39,7 @@ class FedMGDAPlus(FLMethod):
 
 @registry.solver(
     "fedmgda_plus",
+    reference="Hu et al. (2022), simplified as in Liu et al. (2024) §4.2",
     params=FedMGDAPlusParams,
     family="federated",
     description="FedMGDA+ (Hu et al. 2022): min-norm convex combination of normalised updates",

@@ -127,6 +127,7 @@ class OMDTchFL(FLMethod):
 
 @registry.solver(
     "omd_tch_fl",
+    reference="Liu et al. (2024), Alg. 1, federated (docs/papers/003.md §2.6)",
     params=OMDTchFLParams,
     family="federated",
     description="OMD-TCH for fair FL (Liu et al. 2024; gd = AFL): λ-weighted local models, "
@@ -140,6 +141,7 @@ def solve_omd_tch_fl(problem, params: dict, rng: np.random.Generator, monitor) -
 
 @registry.solver(
     "ada_omd_tch_fl",
+    reference="Liu et al. (2024), Alg. 1 + Alg. 2, federated (docs/papers/003.md §2.6)",
     params=AdaOMDTchFLParams,
     family="federated",
     description="AdaOMD-TCH for fair FL (Liu et al. 2024, Algorithms 1+2): OMD-TCH with the "

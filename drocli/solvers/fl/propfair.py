@@ -38,6 +38,7 @@ class PropFair(FLMethod):
 
 @registry.solver(
     "propfair",
+    reference="Zhang et al. (2022); Liu et al. (2024) §4.2",
     params=PropFairParams,
     family="federated",
     description="PropFair (Zhang et al. 2022): clients minimise the PropFair loss, mean model",

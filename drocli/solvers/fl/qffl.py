@@ -34,6 +34,7 @@ class QFFL(FLMethod):
 
 @registry.solver(
     "qffl",
+    reference="Li et al. (2020); Liu et al. (2024) §4.2",
     params=QFFLParams,
     family="federated",
     description="q-FFL / q-FedAvg (Li et al. 2020), a baseline of paper 003's fair FL",

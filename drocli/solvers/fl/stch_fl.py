@@ -33,6 +33,7 @@ class StchFL(FLMethod):
 
 @registry.solver(
     "stch_fl",
+    reference="Liu et al. (2024) §4.2 baseline",
     params=STCHFLParams,
     family="federated",
     description="STCH/TERM (paper 003 fair FL): softmax(L/(m mu))-weighted local models",

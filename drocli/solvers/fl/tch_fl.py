@@ -19,6 +19,7 @@ class TchFL(FLMethod):
 
 @registry.solver(
     "tch_fl",
+    reference="Liu et al. (2024) §4.2 baseline",
     family="federated",
     description="TCH (paper 003 fair FL): take the worst client's local model",
 )

@@ -54,6 +54,7 @@ class LSParams(Params):
 
 @registry.solver(
     "ls",
+    reference="Liu et al. (2024) §4.1 baseline (docs/papers/003.md §1.3, §2.5)",
     params=LSParams,
     family="moo",
     description="LS (paper 003 baseline): projected GD on the linear scalarization Σ w_i f_i, "

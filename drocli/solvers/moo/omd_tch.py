@@ -88,6 +88,7 @@ class OMDTCHParams(Params):
 
 @registry.solver(
     "omd_tch",
+    reference="Liu et al. (2024), Alg. 1, eqs. (9)-(11)",
     params=OMDTCHParams,
     family="moo",
     description="OMD-TCH (Liu et al. 2024, Algorithm 1): OMD on θ and λ, uniform average",
@@ -99,6 +100,7 @@ def solve_omd_tch(problem, params: dict, rng: np.random.Generator, monitor) -> n
 
 @registry.solver(
     "ada_omd_tch",
+    reference="Liu et al. (2024), Alg. 1 + Alg. 2, eq. (14)",
     params=OMDTCHParams,
     family="moo",
     description="AdaOMD-TCH (Liu et al. 2024, Algorithms 1+2): OMD-TCH with the adaptive "

@@ -50,6 +50,7 @@ class STCHParams(Params):
 
 @registry.solver(
     "stch",
+    reference="Lin et al. (2024); Liu et al. (2024) §1.3, §2.5 (docs/papers/003.md)",
     params=STCHParams,
     family="moo",
     description="STCH (code of paper 003, not in its figures): projected GD on the smooth "

@@ -44,6 +44,7 @@ class TCHParams(Params):
 
 @registry.solver(
     "tch",
+    reference="Liu et al. (2024) §4.1 baseline (docs/papers/003.md §1.3, §2.5)",
     params=TCHParams,
     family="moo",
     description="TCH (paper 003 baseline): projected subgradient descent on max_i w_i f_i "

@@ -21,7 +21,9 @@ class FOSMDParams(SMDBase):
     (smooth) or 7 (non-smooth) with d removed; r is the mini-batch per group and round."""
 
 
-@registry.solver("fo_smd", params=FOSMDParams, family="zo_mero",
+@registry.solver("fo_smd",
+                 reference="first-order SMD reconstructed (docs/papers/001.md §3.2)",
+                 params=FOSMDParams, family="zo_mero",
                  description="FO-SMD for MERO (reconstructed baseline after Zhang & Tu 2023): "
                              "ZO-SMD's loop with stochastic gradients")
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:

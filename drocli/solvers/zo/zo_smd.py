@@ -354,7 +354,9 @@ class ZOSMDParams(SMDBase):
                             "the theorems)")
 
 
-@registry.solver("zo_smd", params=ZOSMDParams, family="zo_mero",
+@registry.solver("zo_smd",
+                 reference="Gu & Xu (2024), Alg. 1 (smooth) / Alg. 2 (non-smooth), eqs. (17), (68)",
+                 params=ZOSMDParams, family="zo_mero",
                  description="ZO-SMD (Gu & Xu 2024, Algorithms 1-2): zeroth-order SMD for "
                              "MERO with concurrent R_i^* chains; gdro=True: GDRO contrast")
 def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
