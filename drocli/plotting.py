@@ -264,7 +264,7 @@ def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str 
         low = min(b.y0 for b in boxes) / fig.bbox.height
         x0 = min(ax.get_position().x0 for ax in axes.flat[:n_panels])
         x1 = max(ax.get_position().x1 for ax in axes.flat[:n_panels])
-        fig.supxlabel(shared_x, x=(x0 + x1) / 2, y=low - 0.02 / height, va="top",
+        fig.supxlabel(shared_x, x=(x0 + x1) / 2, y=low - 0.06 / height, va="top",
                       fontsize=RC["axes.labelsize"])
     return fig
 
