@@ -26,6 +26,8 @@ import time
 from drocli.errors import DrocliError
 
 POLL_S = 0.5                  # how often the client looks at its tasks and the workers
+FETCH_S = 10.0                # first wait for a finished task's value (doubled each retry)
+_AGAIN = object()
 REFUSED = "drocli-worker-refused"    # marks a task refused by its worker's check
 FIX_WORKER = ("install the client's drocli (same commit) on every worker, or stop that "
               "worker; then re-run")
@@ -247,11 +249,14 @@ class Dask:
         return self.client.submit(drocli_task, payload, self.source, pure=False, key=key)
 
     def _wait(self, futures):
-        """Yield each future as it finishes, checking every POLL_S the scheduler, the workers
-        (new ones probed) and how long no worker has been connected."""
+        """(future, value) as each finishes, checking every POLL_S the scheduler, the workers
+        (new ones probed) and how long no worker has been connected. A value that cannot be
+        fetched in time (its worker died just after the task: the scheduler recomputes it)
+        is waited for again, with no worker counted meanwhile."""
         from distributed import wait
 
         pending = set(futures)
+        tries: dict = {}
         alone_since = None
         while pending:
             try:
@@ -260,7 +265,13 @@ class Dask:
                 done = set()
             except Exception:           # noqa: BLE001 -- the connection went
                 raise self._lost("the dask scheduler at {address} was lost") from None
-            yield from done
+            for fut in done:
+                tries[fut.key] = tries.get(fut.key, 0) + 1
+                value = self._result(fut, FETCH_S * 2 ** min(tries[fut.key] - 1, 6))
+                if value is _AGAIN:
+                    pending.add(fut)
+                else:
+                    yield fut, value
             if not pending:
                 return
             if self.client.status not in ("running", "newly-created"):
@@ -274,8 +285,9 @@ class Dask:
                 raise self._lost(f"no dask worker has been connected to {{address}} for "
                                  f"{self.no_worker_s:g} s (DROCLI_DASK_NO_WORKER_TIMEOUT)")
 
-    def _result(self, fut):
-        """The future's value, or the one line that stops the run."""
+    def _result(self, fut, timeout: float):
+        """The future's value, _AGAIN when it cannot be fetched within `timeout` seconds, or
+        the one line that stops the run."""
         if fut.status == "cancelled":
             raise self._lost("the dask scheduler at {address} was lost")
         if fut.status == "error":
@@ -288,12 +300,20 @@ class Dask:
                 raise exc
             raise self._lost(f"a task failed on the dask cluster at {{address}} "
                              f"({type(exc).__name__}: {' '.join(text.split())[:200]})")
-        return fut.result()
+        try:
+            return fut.result(timeout=timeout)
+        except TimeoutError:
+            return _AGAIN
+        except Exception as e:          # noqa: BLE001 -- fetching it failed, not the task
+            if isinstance(e, OSError) or self.client.status != "running":
+                raise self._lost("the dask scheduler at {address} was lost") from None
+            raise self._lost(f"a result could not be fetched from the dask cluster at "
+                             f"{{address}} ({type(e).__name__})") from None
 
     def call(self, func, *args):
         """func(*args) on a worker (e.g. the data preflight), waited for like the cells."""
-        for fut in self._wait([self._submit(func, *args)]):
-            return self._result(fut)
+        for _, value in self._wait([self._submit(func, *args)]):
+            return value
 
     def results(self, pending, blas_threads: int):
         """(cell id, rows, status, artifacts) of every pending cell, as they finish."""
@@ -302,9 +322,11 @@ class Dask:
 
         futures = [self._submit(_run_remote, c, blas_threads,
                                 key=f"drocli-{c.id}-{os.getpid()}") for c in pending]
-        for fut in self._wait(futures):
-            out = self._result(fut)
-            fut.release()
+        for fut, out in self._wait(futures):
+            try:
+                fut.release()
+            except Exception:           # noqa: BLE001 -- a lost scheduler: seen next time
+                pass
             yield out
             if finished(out[2]):        # written by the runner once it asks for the next
                 self.kept += 1
