@@ -14,7 +14,9 @@ MERO), docs/papers/000.md §2.7-§2.8:
 Stage-1 cost is counted and the monitor is first called after stage 1, so MERO curves start at
 the stage-1 cost (docs/papers/000.md pitfall 13). S_1 = floor((b_i - n_i) / (n_i + 2 K_i)) with
 b_i = stage1_epochs * n_i (§4.4: K_i = n_i gives S_1 = 3 and exactly 10 n_i at the default 10
-epochs); if not even one epoch fits, K_i shrinks to fit one.
+epochs), or stage1_share x the run's budget split by n_i; if not even one epoch fits, K_i
+shrinks to fit one. The paper's rule (§2.8; the MERO specs): stage1_share = 0.5 and
+gamma_1 = gamma_w -- Algorithm 2 runs both stages with the same S, K, alpha and steps.
 """
 
 from __future__ import annotations
@@ -26,18 +28,31 @@ from pydantic import Field
 
 from drocli import registry
 from drocli.problems.mero import group_view
-from drocli.registry import Params, auto
+from drocli.registry import Params, added, auto
 from drocli.solvers.dro.aleg import run_aleg
 from drocli.solvers.dro.mirror_prox import effective_steps
 from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
-def stage1_budgets(problem, monitor, stage1_epochs: float) -> np.ndarray:
+def stage1_budgets(problem, monitor, stage1_epochs: float,
+                   share: float | None = None) -> np.ndarray:
     """Per-group stage-1 budgets b_i proportional to n_i, summing to stage1_epochs * N but
     never more than half of the run's budget (so that a short run still has a stage 2;
-    [DEFAULT] docs/papers/000.md §4.4). Shared by ALEM, ERMEG and TSA."""
-    total = min(float(stage1_epochs) * problem.N, 0.5 * monitor.budget)
+    [DEFAULT] docs/papers/000.md §4.4); with `share`, summing to share x the run's budget
+    instead (stage1_epochs unused): share 0.5 is the paper's rule, the same S epochs in both
+    stages (Theorem 5.2 / Corollary 5.4; docs/papers/000.md §2.8). Shared by ALEM, ERMEG
+    and TSA."""
+    if share is not None:
+        total = float(share) * monitor.budget
+    else:
+        total = min(float(stage1_epochs) * problem.N, 0.5 * monitor.budget)
     return np.floor(total * problem.n_i / problem.N).astype(np.int64)
+
+
+STAGE1_SHARE = ("stage-1 budget as a share of the run's budget, split by n_i (replaces "
+                "stage1_epochs); 0.5 = the paper's rule: Algorithm 2 runs both stages with "
+                "the same S, K, alpha, so stage 1 costs as much as stage 2 (Thm 5.2, proof of "
+                "Cor. 5.4; docs/papers/000.md §2.8). Unset: stage1_epochs")
 
 
 def stage1_plan(n_i: int, K_i: int, b_i: int) -> tuple[int, int]:
@@ -56,7 +71,9 @@ class ALEMParams(Params):
     gamma_w: float = Field(0.01, gt=0, description="stage-2 " + GAMMA_W)
     gamma_q: float = Field(0.0316, ge=0, description="stage-2 " + GAMMA_Q)
     gamma_1: float = Field(0.01, gt=0, description="stage-1 step of ALEG(m=1) ([DEFAULT] "
-                           "docs/papers/000.md §2.7/§4.1; MERO sweep)")
+                           "docs/papers/000.md §2.7/§4.1; MERO sweep); the paper's rule "
+                           "(Algorithm 2 passes the same learning rates to both stages) is "
+                           "gamma_1 = gamma_w, docs/papers/000.md §2.8")
     schedule: Literal["decay", "constant"] = Field(
         "decay", description="h_s = max(sqrt(0.05), 1/sqrt(s+1)) in both stages (epoch count "
         "restarts in stage 2) [DEFAULT] docs/papers/000.md §2.5; constant = 1")
@@ -67,6 +84,7 @@ class ALEMParams(Params):
     eta: float | None = auto(ETA, legacy=0.0, gt=0)
     stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
                                  "split by n_i ([DEFAULT] docs/papers/000.md §4.4: 10)")
+    stage1_share: float | None = added(None, STAGE1_SHARE, gt=0, le=0.5)
     stage1_K: Literal["n_i", "nbar"] = Field(
         "n_i", description="stage-1 inner iterations K_i = n_i [DEFAULT] §2.8; nbar: "
         "the paper's K = n_bar")
@@ -91,7 +109,8 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     gamma_w, gamma_q = effective_steps(params, problem)
     gamma_1 = float(params["gamma_1"])
     alpha_given = float(params.get("alpha") or 0.0)
-    rhat, _ = stage1(problem, rng, stage1_budgets(problem, monitor, params["stage1_epochs"]),
+    rhat, _ = stage1(problem, rng, stage1_budgets(problem, monitor, params["stage1_epochs"],
+                                                params.get("stage1_share")),
                      gamma_1, schedule, stage1_K, alpha_given)
     K = int(params.get("K") or 0) or max(1, int(round(problem.N / problem.m)))  # K = n_bar
     alpha = alpha_given or 1.0 / K

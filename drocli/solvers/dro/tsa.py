@@ -37,8 +37,8 @@ from drocli.ops.rows import (
 )
 from drocli.ops.simplex import uniform_log
 from drocli.problems.mero import group_view
-from drocli.registry import Params, auto
-from drocli.solvers.dro.alem import stage1_budgets
+from drocli.registry import Params, added, auto
+from drocli.solvers.dro.alem import STAGE1_SHARE, stage1_budgets
 from drocli.solvers.dro.kernels import (
     SMDScratch,
     SMDState,
@@ -136,6 +136,7 @@ class TSAParams(Params):
                            "§3.5/§4.1; MERO sweep)")
     stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
                                  "split by n_i ([DEFAULT] docs/papers/000.md §4.4: 10)")
+    stage1_share: float | None = added(None, STAGE1_SHARE, gt=0, le=0.5)
     shift: Literal["sample", "full"] = Field(
         "sample", description="the excess-risk shift: l(wbar_i; xi) on the same sample "
         "[DEFAULT] docs/papers/000.md §3.5, or the full stage-1 risk")
@@ -164,7 +165,8 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor) -> tuple:
     D = d * k
     use_sample = shift_mode == "sample"
 
-    budgets = stage1_budgets(problem, monitor, params["stage1_epochs"])
+    budgets = stage1_budgets(problem, monitor, params["stage1_epochs"],
+                             params.get("stage1_share"))
     wbars, rhat = stage1(problem, rng, budgets, gamma_1, use_sample)
 
     # ---- stage 2: SMD with the biased excess-risk estimate ----------------------------------
