@@ -42,6 +42,33 @@ def table(kind: str) -> str:
     return "\n".join(lines)
 
 
+def nested_rows(model, prefix: str = "") -> list[tuple[str, str, str, str]]:
+    """Rows of the fields of the models a parameter holds (a figure's `panels` are
+    PanelSpec entries: `panels[].metric`, ...), so `list` shows every key a spec may use."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from drocli import registry
+
+    out = []
+    for name, f in model.model_fields.items():
+        stack, inner = [f.annotation], []
+        while stack:
+            t = stack.pop()
+            if isinstance(t, type) and issubclass(t, BaseModel):
+                inner.append(t)
+            else:
+                stack += list(typing.get_args(t))
+        for sub in dict.fromkeys(inner):
+            many = typing.get_origin(f.annotation) in (list, tuple) or "list" in str(
+                f.annotation)
+            head = f"{prefix}{name}{'[]' if many else ''}."
+            out += [(head + r[0], *r[1:]) for r in registry.param_rows(sub)]
+            out += nested_rows(sub, head)
+    return out
+
+
 def describe(kind: str, name: str) -> str:
     """`drocli list solvers aleg`: the entry's summary, then every parameter with its type,
     range, default and description; problems also list their metrics."""
@@ -55,6 +82,7 @@ def describe(kind: str, name: str) -> str:
         lines += textwrap.wrap(e.reference, 92, initial_indent="reference: ",
                                subsequent_indent="  ")
     rows = registry.param_rows(e.params)
+    rows += nested_rows(e.params)
     if rows:
         lines.append("parameters:")
         w_name = max(len(r[0]) for r in rows)

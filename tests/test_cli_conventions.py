@@ -67,3 +67,11 @@ def test_non_override_after_spec_is_refused(tiny_spec, tmp_path, capsys):
                                                                       ["{a: 1, b: 2}"])])
 def test_split_top(text, parts):
     assert split_top(text) == parts
+
+
+def test_list_shows_nested_fields(capsys):
+    """`drocli list figures curves` shows the keys of a figure's panels too."""
+    capsys.readouterr()
+    assert call("list", "figures", "curves") == 0
+    out = capsys.readouterr().out
+    assert "panels[].metric" in out and "panels[].filter" in out
