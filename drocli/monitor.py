@@ -62,6 +62,7 @@ class Monitor:
         self.stall_calls = int(stall_calls)
         self._last_calls: int | None = None
         self._stalled = 0
+        self.on_record = None     # fraction of the budget -> None, after each record
 
     def keep(self, name: str, array) -> None:
         """Hand the runner a per-cell array (a final iterate, a front), saved as
@@ -145,6 +146,8 @@ class Monitor:
         if not finite:
             self.status = "diverged"
         self.step += 1
+        if self.on_record is not None:      # the terminal bar's progress within the cell
+            self.on_record(calls / max(1, self.budget))
 
     def finish(self, *point, **named) -> None:
         """Called by the runner after the solver returns: make sure the last point is recorded."""

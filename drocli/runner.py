@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drocli import backends, ownership, records, registration, registry
+from drocli import backends, ownership, progress, records, registration, registry
 from drocli.backends import dask_timeout  # noqa: F401 -- kept importable from here
 from drocli.cells import Cell, expand
 from drocli.errors import DrocliError
@@ -134,6 +134,7 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
                           spacing=cell.budget.get("spacing", "linear"),
                           metrics=cell.metrics or None,
                           max_time_s=cell.budget.get("max_time_s"))
+        monitor.on_record = progress.reporter(cell.id)
         _solve(cell, problem, monitor)
         rows = monitor.rows
         artifacts = monitor.artifacts
@@ -342,21 +343,31 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
         return failed
     bar = _progress(len(pending), quiet)
     os.environ["DROCLI_PARENT_PID"] = str(os.getpid())    # local workers inherit it
-    for cell_id, rows, st, artifacts in _results(pending, spec.blas_threads, n_jobs, backend,
-                                                 client):
-        st = {**st, "at": registration.now()}    # when it finished: claims fixed before it
-        records.write_cell(out, cell_id, rows, st, artifacts)
-        fresh[cell_id] = (st, rows)
-        if st.get("status") == "failed":
-            failed.append(st)
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix_str(f"{st.get('label')} seed {st.get('seed')}: {st.get('status')}")
-        elif not quiet:
-            log(f"  {st.get('label'):>12} seed {st.get('seed')}: {st.get('status')} "
-                f"in {st.get('wall_s', 0):.1f}s")
-    if bar is not None:
-        bar.close()
+    watch = None
+    if bar is not None:      # the bar moves within cells too (progress files of the workers)
+        watch = progress.Watcher(bar, ownership.inside(out, out / "cells" / ".progress" / "x")
+                                 .parent)
+    if watch is not None:
+        watch.__enter__()
+    try:
+        for cell_id, rows, st, artifacts in _results(pending, spec.blas_threads, n_jobs,
+                                                     backend, client):
+            st = {**st, "at": registration.now()}   # when it finished: claims fixed before
+            records.write_cell(out, cell_id, rows, st, artifacts)
+            fresh[cell_id] = (st, rows)
+            if st.get("status") == "failed":
+                failed.append(st)
+            if watch is not None:
+                watch.done(cell_id)
+                bar.set_postfix_str(f"{st.get('label')} seed {st.get('seed')}: "
+                                    f"{st.get('status')}")
+            elif not quiet:
+                log(f"  {st.get('label'):>12} seed {st.get('seed')}: {st.get('status')} "
+                    f"in {st.get('wall_s', 0):.1f}s")
+    finally:
+        if watch is not None:
+            watch.__exit__(None, None, None)
+            bar.close()
     return failed
 
 
