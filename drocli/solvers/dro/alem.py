@@ -95,6 +95,7 @@ class ALEMParams(Params):
 
 @registry.solver(
     "alem",
+    reference="Yu et al. (2024), Alg. 2",
     params=ALEMParams,
     family="mero",
     description="ALEM (Yu et al. 2024, Algorithm 2): per-group ALEG(m=1) estimates of R_i^*, "

@@ -114,6 +114,7 @@ class ERMEGParams(Params):
 
 @registry.solver(
     "ermeg",
+    reference="Agarwal & Zhang (2022) §6, reconstructed (docs/papers/000.md §3.4)",
     params=ERMEGParams,
     family="mero",
     description="ERMEG (Agarwal & Zhang 2022, reconstruction): Hedge on q against a counted "

@@ -148,6 +148,7 @@ class TSAParams(Params):
 
 @registry.solver(
     "tsa",
+    reference="Zhang et al. (2024), Alg. 2, reconstructed (docs/papers/000.md §3.5)",
     params=TSAParams,
     family="mero",
     description="TSA (Zhang et al. 2024, reconstruction): per-group SGD, then SMD with a "
