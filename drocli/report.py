@@ -323,20 +323,36 @@ def _claim_note(c, shared: str) -> str:
     return "; ".join(bits)
 
 
+MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]()#+!|~"} | {
+    "<": "&lt;", ">": "&gt;", "&": "&amp;"})
+
+
+def md(text) -> str:
+    """User text (titles, captions, claim texts, provenance) as inert Markdown: one line,
+    HTML and Markdown syntax escaped, so a spec cannot inject markup, links or table
+    cells into the pages or the README block."""
+    return " ".join(str(text).split()).translate(MD_SPECIAL)
+
+
+def _gen(text) -> str:
+    """Text drocli generated (statuses, effects, intervals): one line, table and HTML
+    characters escaped, brackets kept."""
+    return " ".join(str(text).split()).translate(str.maketrans(
+        {"|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;"}))
+
+
 def markdown(page: Page) -> str:
     from drocli.listing import VERDICTS
 
-    def cell(t: str) -> str:
-        return " ".join(str(t).split()).replace("|", "\\|")
-
-    lines = [f"# {page.title}", ""]
+    cell = md
+    lines = [f"# {md(page.title)}", ""]
     if dirty_note(page):
         lines += [f"> **Dirty.** {dirty_note(page)}", ""]
     lines += [f"Results folder `{page.name}`." + (f" **{page.note}**." if page.note else ""),
               "", "| | |", "|---|---|"]
     lines += [f"| {k} | {cell(v)} |" for k, v in _provenance(page)]
     if page.description:
-        lines += ["", "## Settings, deviations and stand-ins", "", page.description]
+        lines += ["", "## Settings, deviations and stand-ins", "", md(page.description)]
     shared = seeds_note(page)
     lines += ["", "## Verdicts", "", VERDICTS, ""]
     if shared:
@@ -347,13 +363,13 @@ def markdown(page: Page) -> str:
         note, comps = _claim_note(c, shared), comparisons(c)
         if len(comps) == 1 and not note:      # one comparison: one row
             other, mean, interval, verdict = comps[0]
-            lines.append(f"| `{c.id}` | {cell(_status(c))} | {cell(other)} | {mean} | "
-                         f"{cell(interval)} | **{verdict}** |")
+            lines.append(f"| `{c.id}` | {_gen(_status(c))} | {cell(other)} | {mean} | "
+                         f"{_gen(interval)} | **{verdict}** |")
             continue
-        lines.append(f"| `{c.id}` | {cell(_status(c))} | {cell(note)} | | | "
+        lines.append(f"| `{c.id}` | {_gen(_status(c))} | {_gen(note)} | | | "
                      f"**{_overall(c)}** |")
         for other, mean, interval, verdict in comps:
-            lines.append(f"| | | {cell(other)} | {mean} | {cell(interval)} | {verdict} |")
+            lines.append(f"| | | {cell(other)} | {mean} | {_gen(interval)} | {verdict} |")
     if not page.claims:
         lines.append("| - | no claims in this spec | | | | |")
     if page.claims:
@@ -366,7 +382,7 @@ def markdown(page: Page) -> str:
         title, caption = _caption(page, f)
         lines += [f"![{f.stem}]({link})", ""]
         if title or caption:
-            lines += [(f"**{title}.** " if title else "") + caption, ""]
+            lines += [(f"**{md(title)}.** " if title else "") + md(caption), ""]
     if not page.figures:
         lines.append("(none)")
     return "\n".join(lines).rstrip("\n") + "\n"

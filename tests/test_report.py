@@ -128,6 +128,7 @@ def test_report_requires_out(tiny_spec, tmp_path, capsys):
 
 def test_caption_once_beside_each_figure_and_one_row_per_comparison(tiny_spec, tmp_path):
     from drocli.report import _load
+    from drocli.report import md as md_text
 
     out, rep = tmp_path / "res", tmp_path / "report"
     assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
@@ -137,7 +138,7 @@ def test_caption_once_beside_each_figure_and_one_row_per_comparison(tiny_spec, t
     md, page_html = (rep / "res.md").read_text(), (rep / "res.html").read_text()
     for fig in page.figures:
         _title, caption = page.captions[fig.stem]
-        assert caption and md.count(caption) == 1
+        assert caption and md.count(md_text(caption)) == 1
         assert page_html.count(html.escape(caption)) == 1
     # one row per comparison, the procedure and the seed count said once
     judged = [c for c in page.claims if c.effects]
@@ -198,3 +199,23 @@ def test_dirty_commit_is_shown_at_the_top(tiny_spec, tmp_path):
     assert '<p class="dirty">' in html_page(page)
     page.manifest["git_dirty"] = False
     assert "Dirty" not in markdown(page) and 'class="dirty"' not in html_page(page)
+
+
+def test_user_text_cannot_inject_markup(tiny_spec, tmp_path):
+    """Titles, captions and claim texts are written inert into the Markdown pages: no raw
+    HTML, no links, no extra table cells (issue 27)."""
+    import yaml
+
+    raw = yaml.safe_load(tiny_spec.read_text())
+    raw["title"] = "T <script>alert(1)</script>"
+    raw["figures"][0]["caption"] = "see [here](javascript:alert(1)) | extra | cells"
+    raw["claims"][0]["text"] = "a | b <img src=x onerror=alert(1)>"
+    tiny_spec.write_text(yaml.safe_dump(raw))
+    out, rep = tmp_path / "res", tmp_path / "report"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    assert call("plot", out) == 0
+    assert call("report", out, "--out", rep) == 0
+    md = (rep / "res.md").read_text()
+    for bad in ("<script>", "<img", "](javascript:", "| extra |"):
+        assert bad not in md, bad
+    assert "&lt;script&gt;" in md
