@@ -1,4 +1,5 @@
-"""The README's "Adding a solver / data source / claim kind / outside plug-in" examples work
+"""The examples of docs/plugins.md (linked from the README's "Adding a plug-in": a solver, a
+data source, a claim kind, an outside plug-in) work
 as written: each python block (headed `# mypkg/<file>.py`) is written into a package, its
 entries register, pass `drocli.testing`'s contract, and the package's own test file runs the
 suite on them; the claim kind judges records."""
@@ -20,7 +21,7 @@ BLOCK = re.compile(r"```python\n(# mypkg/(\w+)\.py\n.*?)```", re.S)
 
 
 def _section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
     return text[text.index("## Adding a solver"):text.index("## More")]
 
 
