@@ -36,6 +36,7 @@ SEEDS_FIX = 'seeds are integers >= 0: a count (3), a range ("0-9") or a list ([0
 BUDGET_LIMITS = {"oracle_calls": ("DROCLI_MAX_ORACLE_CALLS", 1e12, "oracle calls per cell",
                                   2.0**62),
                  "epochs": ("DROCLI_MAX_EPOCHS", 1e6, "epochs per cell", 1e15)}
+MAX_CELLS = ("DROCLI_MAX_CELLS", 100_000)   # a grid past this is a typo, refused at load
 MAX_ALIASES = 100          # alias uses per document
 MAX_NODES = 100_000        # nodes once every alias is expanded (a spec has about 1,000)
 MAX_DEPTH = 50             # nesting levels of mappings and lists (a spec has about 6)
@@ -560,12 +561,44 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
         spec = Spec.model_validate(raw)
     except ValidationError as e:
         _raise_validation(e, file, raw)
+    check_cell_count(spec, file)
     validate_outputs(spec, file)
     check_names(spec, file)
     for name, case in spec.case_specs(file):
         if name is not None:
             check_names(case, f"{file} (cases.{name})")
     return spec
+
+
+def cell_count(spec: Spec) -> int:
+    """How many cells the spec expands into, counted without expanding: cases x data grid x
+    problem grid x (each solver's grid, summed) x seeds."""
+    def size(grid: dict) -> int:
+        n = 1
+        for values in (grid or {}).values():
+            n *= max(1, len(values))
+        return n
+
+    solvers = sum(size(s.grid) for s in spec.solvers)
+    return (max(1, len(spec.cases)) * size(spec.data.grid) * size(spec.problem.grid)
+            * solvers * len(spec.seeds))
+
+
+def check_cell_count(spec: Spec, file: str) -> None:
+    """Refuse a spec whose grids multiply past DROCLI_MAX_CELLS (default 100,000) cells,
+    before anything expands them: a typo there would run (or list) for hours."""
+    var, default = MAX_CELLS
+    raw = os.environ.get(var)
+    try:
+        limit = int(float(raw)) if raw else default
+    except ValueError:
+        raise DrocliError(f"{var}={raw!r} is not a number", key=var,
+                          fix=f"unset it, or give a count such as {var}=1000000") from None
+    n = cell_count(spec)
+    if n > limit:
+        raise DrocliError(f"the spec expands to {n:,} cells, more than {limit:,}", file=file,
+                          key="seeds, solvers[].grid, data.grid, problem.grid, cases",
+                          fix=f"shrink the grids or seeds, or raise the limit with {var}={n}")
 
 
 def check_profile_name(name, *, file: str | None, key: str) -> None:

@@ -703,3 +703,19 @@ def test_symlinked_subfolder_is_never_written_through(tiny_spec, tmp_path, sub, 
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "symbolic link" in err[0]
     assert list(elsewhere.iterdir()) == []
+
+
+def test_grid_of_millions_refused_at_load(tiny_spec, tmp_path, capsys, monkeypatch):
+    """A grid that multiplies into millions of cells is refused before anything expands it
+    (run, --dry-run, show), with the count and the variable that raises the limit."""
+    values = "[" + ", ".join(f"{i / 1e6:g}" for i in range(1, 2001)) + "]"
+    args = ("--set", f"solvers.ALEG.grid.gamma_w={values}", "--set", "seeds=0-999")
+    for cmd in (("run", tiny_spec, "--out", tmp_path / "x", "--dry-run", *args),
+                ("show", tiny_spec, *args)):
+        capsys.readouterr()
+        assert call(*cmd) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "2,001,000 cells" in err[0] and "DROCLI_MAX_CELLS" in err[0]
+    assert not (tmp_path / "x").exists()
+    monkeypatch.setenv("DROCLI_MAX_CELLS", "abc")
+    assert call("show", tiny_spec) == 2
