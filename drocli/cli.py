@@ -426,9 +426,9 @@ def data_fetch(name, mirror, files, to, quiet):
 
 def _saved_spec(results_dir):
     from drocli.records import results_file
-    from drocli.spec import load_spec
+    from drocli.spec import load_saved
 
-    return load_spec(results_file(results_dir, "spec.yaml"))
+    return load_saved(results_file(results_dir, "spec.yaml"))
 
 
 OS_FIXES = {

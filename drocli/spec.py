@@ -529,6 +529,24 @@ def load_spec(path: str | Path, profile: str | None = None, overrides=(),
                    data=data)
 
 
+def load_saved(path: str | Path) -> Spec:
+    """A results folder's spec.yaml, for reading the results (plot, check, report): its
+    structure, figures and claims are validated; its data, problem and solver entries are
+    not checked against the registry, so a folder stays readable after the plug-in that
+    made it is uninstalled (the records, not the plug-ins, are what is read)."""
+    file = str(path)
+    raw = read_yaml(path)
+    if not isinstance(raw, dict):
+        raise DrocliError("a saved spec is a mapping", file=file,
+                          fix="re-run `drocli run` to write it again")
+    try:
+        spec = Spec.model_validate(raw)
+    except ValidationError as e:
+        _raise_validation(e, file, raw)
+    validate_outputs(spec, file)
+    return spec
+
+
 def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
             solvers=(), data=()) -> Spec:
     raw = copy.deepcopy(raw)

@@ -24,9 +24,9 @@ def judge_folder(results_dir: Path) -> Judged:
     from drocli.integrity import manifest as read_manifest
     from drocli.integrity import read_checked
     from drocli.records import results_file
-    from drocli.spec import load_spec
+    from drocli.spec import load_saved
 
-    spec = load_spec(results_file(results_dir, "spec.yaml"))
+    spec = load_saved(results_file(results_dir, "spec.yaml"))
     df, completeness = read_checked(results_dir)
     try:
         man = read_manifest(results_dir)

@@ -113,3 +113,23 @@ def test_claims_judged_on_tuning_seeds_are_flagged(tiny_spec, tmp_path, capsys):
     capsys.readouterr()
     call("check", out)
     assert "that tuning used" in capsys.readouterr().out
+
+
+def test_results_outlive_the_plugin_that_made_them(tiny_spec, tmp_path, capsys):
+    """A folder made by a plug-in that is no longer installed (here: its solver renamed
+    in the saved spec to a name nothing registers) still plots, checks and reports: reading
+    results validates figures and claims, not the plug-ins' parameters (issue 30)."""
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    saved = out / "spec.yaml"
+    raw = yaml.safe_load(saved.read_text())
+    raw["solvers"][0]["name"] = "gone_plugin_solver"
+    raw["solvers"][0]["params"] = {"only_it_knew": 1}
+    raw["data"]["name"] = "gone_plugin_data"
+    saved.write_text(yaml.safe_dump(raw, sort_keys=False))
+    capsys.readouterr()
+    assert call("check", out) in (0, 1)
+    assert "SUMMARY" in capsys.readouterr().out
+    assert call("plot", out) == 0
+    assert call("report", out, "--out", tmp_path / "rep") == 0
+    assert (tmp_path / "rep" / "res.md").is_file()
