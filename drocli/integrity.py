@@ -74,6 +74,18 @@ def manifest(results_dir: Path) -> dict:
             from None
     if not isinstance(data, dict):
         raise DrocliError("manifest.json is not a mapping", file=str(path), fix=FIX)
+    cells = data.get("cells")
+    if cells is not None and not isinstance(cells, dict):
+        raise DrocliError(f"its cells are a {type(cells).__name__}, not a mapping of cell id "
+                          "-> status", file=str(path), key="cells", fix=FIX)
+    for cid, st in (cells or {}).items():
+        if not isinstance(st, dict) or not isinstance(st.get("status", ""), str):
+            raise DrocliError(f"the status of cell {str(cid)[:40]!r} is not a mapping with a "
+                              "text `status`", file=str(path), key=f"cells.{str(cid)[:40]}",
+                              fix=FIX)
+    for key in ("claims",):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            raise DrocliError(f"its {key} are not a mapping", file=str(path), key=key, fix=FIX)
     return data
 
 

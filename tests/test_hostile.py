@@ -719,3 +719,23 @@ def test_grid_of_millions_refused_at_load(tiny_spec, tmp_path, capsys, monkeypat
     assert not (tmp_path / "x").exists()
     monkeypatch.setenv("DROCLI_MAX_CELLS", "abc")
     assert call("show", tiny_spec) == 2
+
+
+@pytest.mark.parametrize("cells", [["a", "b"], "x", {"c1": "done"}, {"c1": {"status": 3}}])
+def test_manifest_of_wrong_shape_is_refused_and_run_recovers(tiny_spec, tmp_path, cells,
+                                                             capsys):
+    """A manifest whose cells are not a mapping of cell id -> status: check exits 2 with
+    one line naming the key; run rebuilds the folder from its cells."""
+    import json
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    man = json.loads((out / "manifest.json").read_text())
+    man["cells"] = cells
+    (out / "manifest.json").write_text(json.dumps(man))
+    capsys.readouterr()
+    assert call("check", out) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "manifest.json" in err[0] and "cells" in err[0]
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    assert call("check", out) in (0, 1)
