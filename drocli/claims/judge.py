@@ -225,13 +225,22 @@ def _final_stats(data: dict[str, pd.DataFrame], claim, column: str = "value"
 def _curves(data: dict[str, pd.DataFrame], claim):
     """label -> (per-seed curves, seed-mean aggregate with NaN propagated)."""
     from drocli.aggregate import aggregate, seed_curves
+    from drocli.errors import DrocliError
 
     x = claim.x or "oracle_calls"
     out = {}
     for label, rows in data.items():
         what = f"claims[{claim.id}] ({label})"
-        out[label] = (seed_curves(rows, x=x, what=what),
-                      aggregate(rows, x=x, band="none", nan="propagate", what=what))
+        try:
+            agg = aggregate(rows, x=x, band="none", nan="propagate", what=what)
+        except DrocliError as e:
+            # seeds whose x ranges do not overlap (time_s: one seed's stage 1 outlasting
+            # another's whole run when the machine's load changes) have no seed-mean curve;
+            # the verdict is judged on the per-seed statistics, which need none
+            if "do not overlap" not in str(e):
+                raise
+            agg = None
+        out[label] = (seed_curves(rows, x=x, what=what), agg)
     return out
 
 
@@ -246,11 +255,11 @@ def _curve_stats(claim, data, stat: Callable[[np.ndarray, np.ndarray], float],
     curves = curves or _curves(data, claim)
     for label, (per_seed, agg) in curves.items():
         out[label] = pd.Series({c.seed: stat(c.x, c.y) for c in per_seed}, dtype=float)
-        if not claim.seedwise:
+        if not claim.seedwise and agg is not None:
             means[label] = float(stat(agg.grid, agg.center))
             seeds |= set(agg.seeds)
-    if claim.seedwise:
-        return out, None, None
+    if claim.seedwise or any(agg is None for _, agg in curves.values()):
+        return out, None, None      # no seed-mean curve for some label: per-seed only
     return out, means, sorted(seeds, key=lambda s: (str(type(s)), s))
 
 

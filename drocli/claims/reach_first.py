@@ -68,8 +68,12 @@ def reach_first(claim: ReachFirst, data):
         level = float(claim.level)
         how = f"{level:g}"
     else:
-        start = float(curves[claim.solver][1].center[0]) if len(
-            curves[claim.solver][1].center) else math.nan
+        per_seed, agg = curves[claim.solver]
+        if agg is not None:
+            start = float(agg.center[0]) if len(agg.center) else math.nan
+        else:   # no seed-mean curve (seeds do not overlap in x): the mean of the seeds' starts
+            firsts = [float(c.y[0]) for c in per_seed if len(c.y)]
+            start = float(np.mean(firsts)) if firsts else math.nan
         finals = []
         for label in claim.labels:
             fv = final_values(data[label], what=f"claims[{claim.id}] ({label})")
