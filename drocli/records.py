@@ -122,7 +122,25 @@ def read_cell(out: Path, cell_id: str) -> tuple[dict | None, list | None]:
         except (OSError, ValueError, DrocliError):
             return None, None
         rows = frame[ROW_FIELDS].values.tolist()
+    if not _rows_ok(rows):      # a cell file with bad rows is not finished: it runs again
+        return None, None
     return doc, rows
+
+
+def _rows_ok(rows) -> bool:
+    """Rows as a cell writes them: lists of (step, oracle_calls, time_s, metric, value)
+    with numbers where numbers go and the metric as text (value may be NaN / None)."""
+    if not isinstance(rows, list):
+        return False
+    num = (int, float)
+    for r in rows:
+        if not (isinstance(r, list | tuple) and len(r) == len(ROW_FIELDS)):
+            return False
+        step, calls, t, metric, value = r
+        if not (isinstance(step, num) and isinstance(calls, num) and isinstance(t, num)
+                and isinstance(metric, str) and (value is None or isinstance(value, num))):
+            return False
+    return True
 
 
 def read_tidy_csv(data: bytes) -> pd.DataFrame:

@@ -739,3 +739,20 @@ def test_manifest_of_wrong_shape_is_refused_and_run_recovers(tiny_spec, tmp_path
     assert len(err) == 1 and "manifest.json" in err[0] and "cells" in err[0]
     assert call("run", tiny_spec, "--out", out, "-q") == 0
     assert call("check", out) in (0, 1)
+
+
+@pytest.mark.parametrize("rows", [[[1, 2]], [["x", 0, 0, "m", 1.0]], "rows", [[0, 0, 0, 5, 1.0]]])
+def test_cell_file_with_bad_rows_reruns(tiny_spec, tmp_path, rows, capsys):
+    """A cell file whose rows are not (step, calls, time, metric, value): the cell counts as
+    unfinished and the next run runs it again (it exited 3, and re-runs never recovered)."""
+    import json
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    (out / "records.csv.gz").unlink()
+    cell = sorted((out / "cells").glob("*.json"))[0]
+    doc = json.loads(cell.read_text())
+    doc["rows"] = rows
+    cell.write_text(json.dumps(doc))
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    assert call("check", out) in (0, 1)
