@@ -29,7 +29,22 @@ from drocli.errors import DrocliError
 from drocli.integrity import file_digest
 
 CHUNK = 1 << 20
-TIMEOUT_S = 60
+TIMEOUT_S = 60           # per socket operation
+STALL_S = 60             # no new byte for this long: the download stalled
+DEADLINE_S = 6 * 3600    # one file, start to end
+MAX_BYTES = 4 << 30      # a file of unknown length is cut here (the largest data set is 0.2 GB)
+
+
+def check_url(url: str, key: str = "--mirror") -> str:
+    """An http(s) address with a host and no spaces or control characters, else exit 2."""
+    import urllib.parse
+
+    bad = any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url)
+    parts = urllib.parse.urlsplit(url) if not bad else None
+    if bad or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise DrocliError(f"{url[:80]!r} is not an http(s) address", key=key,
+                          fix="give a mirror such as https://host/path/ (no spaces)")
+    return url
 MAX_MEMBER = 256 << 20        # an archive member larger than this is not one of the papers'
 
 
@@ -66,6 +81,10 @@ def _progress(total: int | None, name: str, start: int):
 
 def download(url: str, target: Path, quiet: bool = False) -> Path:
     """`url` into `target.parent/.target.part`, resuming a partial one; returns the part."""
+    import http.client
+    import time
+
+    check_url(url)
     part = target.with_name(f".{target.name}.part")
     have = part.stat().st_size if part.exists() else 0
     req = urllib.request.Request(url, headers={"User-Agent": "drocli"})
@@ -78,29 +97,46 @@ def download(url: str, target: Path, quiet: bool = False) -> Path:
             return part
         raise DrocliError(f"download failed: HTTP {e.code} {e.reason}", file=url,
                           fix="check the address, or give --mirror URL") from None
-    except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        raise DrocliError(f"download failed: {reason}", file=url,
-                          fix="check the network, or give --mirror URL; re-running resumes") \
-            from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as e:
+        reason = getattr(e, "reason", None) or f"{type(e).__name__}: {e}"
+        raise DrocliError(f"download failed: {str(reason)[:120]}", file=url,
+                          fix="check the address and the network, or give --mirror URL; "
+                              "re-running resumes") from None
     with resp:
-        resumed = have and resp.status == 206
+        # a 206 counts as a resume only when it starts where the part ends: a server that
+        # answers 206 from byte 0 sends the whole file, which must not be appended
+        rng = resp.headers.get("Content-Range", "")
+        resumed = bool(have) and resp.status == 206 and rng.startswith(f"bytes {have}-")
         if not resumed:
             have = 0
         length = resp.headers.get("Content-Length")
         total = have + int(length) if length and length.isdigit() else None
+        cap = total if total is not None else MAX_BYTES
         bar = None if quiet else _progress(total, target.name, have)
+        start = last = time.monotonic()
         try:
             with open(part, "ab" if resumed else "wb") as fh:
                 while True:
                     try:
                         block = resp.read(CHUNK)
-                    except (OSError, ValueError) as e:     # cut connection: keep the part
+                    except (OSError, ValueError, http.client.HTTPException) as e:
                         raise DrocliError(f"download interrupted after {fh.tell()} bytes "
                                           f"({type(e).__name__})", file=url,
                                           fix="re-run the same command: it resumes") from None
+                    now = time.monotonic()
                     if not block:
                         break
+                    if now - last > STALL_S or now - start > DEADLINE_S:
+                        raise DrocliError(f"download too slow: stalled or past "
+                                          f"{DEADLINE_S // 3600} h after {fh.tell()} bytes",
+                                          file=url, fix="re-run later (it resumes), or give "
+                                                        "--mirror URL")
+                    last = now
+                    if fh.tell() + len(block) > cap:
+                        raise DrocliError(f"the server sends more than the {cap} bytes "
+                                          "it announced" if total is not None else
+                                          f"the file exceeds {cap >> 30} GiB", file=url,
+                                          fix="give another --mirror URL")
                     fh.write(block)
                     if bar is not None:
                         bar.update(len(block))

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from drocli import registry
+from drocli.errors import DrocliError
 from tests.conftest import call
 
 
@@ -232,3 +233,73 @@ def test_failed_fetch_leaves_no_empty_folder(server, data_home, tmp_path, capsys
     kept.mkdir()
     assert call("data", "fetch", "mnist", "--mirror", server.url, "--to", kept, "-q") == 2
     assert kept.is_dir()
+
+
+def _raw_server(respond):
+    """A TCP server on 127.0.0.1 answering each connection with respond(conn)."""
+    import socket
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+
+    def loop():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                try:
+                    respond(conn)
+                except OSError:
+                    pass
+
+    threading.Thread(target=loop, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.getsockname()[1]}/"
+
+
+def test_resume_answered_from_byte_zero_is_not_appended(tmp_path):
+    """A server that answers a Range request with 206 from byte 0 sends the whole file: the
+    part is rewritten, not appended to (the file stays intact)."""
+    from drocli.fetch import download
+
+    body = bytes(range(256)) * 64
+    head = (f"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-{len(body) - 1}/"
+            f"{len(body)}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    srv, url = _raw_server(lambda c: c.sendall(head.encode() + body))
+    try:
+        target = tmp_path / "f.bin"
+        (tmp_path / ".f.bin.part").write_bytes(body[:1000])      # an earlier, cut download
+        part = download(url + "f.bin", target, quiet=True)
+        assert part.read_bytes() == body
+    finally:
+        srv.close()
+
+
+def test_server_that_is_not_http_and_endless_bodies_end(tmp_path, monkeypatch, capsys):
+    """A status line that is not HTTP exits 2 with one line; a body without a length is cut
+    at the cap instead of filling the disk."""
+    from drocli import fetch
+
+    srv, url = _raw_server(lambda c: c.sendall(b"SSH-2.0-OpenSSH_9.2\r\n"))
+    try:
+        with pytest.raises(DrocliError, match="download failed"):
+            fetch.download(url + "x", tmp_path / "x", quiet=True)
+    finally:
+        srv.close()
+    monkeypatch.setattr(fetch, "MAX_BYTES", 5 << 20)
+
+    def endless(c):
+        c.sendall(b"HTTP/1.0 200 OK\r\n\r\n")
+        for _ in range(64):
+            c.sendall(b"\0" * (1 << 20))
+
+    srv, url = _raw_server(endless)
+    try:
+        with pytest.raises(DrocliError, match="exceeds"):
+            fetch.download(url + "y", tmp_path / "y", quiet=True)
+        assert (tmp_path / ".y.part").stat().st_size <= 5 << 20
+    finally:
+        srv.close()
