@@ -456,13 +456,54 @@ def os_error_line(e: OSError) -> str:
     return fit_line(str(path), None, what, fix)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: stopped like Ctrl-C (workers stopped, finished cells kept)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop_on(signum, _frame):
+    raise Terminated(signum)
+
+
+def _stopped(e: BaseException) -> None:
+    """One line and the shell's exit code for a stop: 130 (Ctrl-C), 143 (SIGTERM), 129
+    (SIGHUP)."""
+    cause = e if isinstance(e, Terminated) else getattr(e, "__cause__", None)
+    if isinstance(cause, Terminated):
+        import signal
+
+        name = signal.Signals(cause.signum).name
+        click.echo(f"drocli: stopped by {name}; re-run the same command to resume", err=True)
+        sys.exit(128 + cause.signum)
+    click.echo("drocli: interrupted; re-run the same command to resume", err=True)
+    sys.exit(130)
+
+
 def main(argv=None):
-    """Entry point: user errors print one line and exit 2; no traceback."""
+    """Entry point: user errors print one line and exit 2; no traceback. SIGTERM and SIGHUP
+    stop a run as Ctrl-C does."""
+    import signal
+    import threading
+
+    before = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            before[sig] = signal.signal(sig, _stop_on)
+    try:
+        _main(argv)
+    finally:                   # in-process callers (tests) get their handlers back
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _main(argv) -> None:
     try:
         cli.main(args=argv, prog_name="drocli", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("drocli: interrupted; re-run the same command to resume", err=True)
-        sys.exit(130)
+    except click.exceptions.Abort as e:
+        _stopped(e)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
@@ -472,9 +513,8 @@ def main(argv=None):
     except OSError as e:            # disk full, read-only folder, permissions, file too large
         click.echo(f"drocli: error: {os_error_line(e)}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo("drocli: interrupted; re-run the same command to resume", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as e:
+        _stopped(e)
     except Exception as e:
         if os.environ.get("DROCLI_DEBUG"):
             raise

@@ -150,9 +150,15 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
     return rows, status, artifacts
 
 
+_WATCHING: list[int] = []
+
+
 def _leave_sigint_to_parent() -> None:
     """In a worker process, ignore Ctrl-C: the parent stops the run and its workers, and a
-    worker's own KeyboardInterrupt would print a stray `Process LokyProcess-1:` block."""
+    worker's own KeyboardInterrupt would print a stray `Process LokyProcess-1:` block. A
+    worker whose parent is the drocli process also watches it and exits within a second
+    once it is gone (killed with -9, or ended by a signal), instead of finishing its cell
+    for nobody."""
     parent = os.environ.get("DROCLI_PARENT_PID")
     if parent and int(parent) != os.getpid():
         import signal
@@ -160,6 +166,15 @@ def _leave_sigint_to_parent() -> None:
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if not _WATCHING and os.getppid() == int(parent):
+            _WATCHING.append(int(parent))
+
+            def watch():
+                while os.getppid() == int(parent):
+                    time.sleep(1.0)
+                os._exit(143)
+
+            threading.Thread(target=watch, daemon=True, name="drocli-parent-watch").start()
 
 
 def _run_remote(cell: Cell, blas_threads: int) -> tuple[str, list, dict, dict]:

@@ -354,3 +354,72 @@ def test_reference_mismatch_names_different_blas_kernels(tiny_spec, tmp_path, ca
     assert kernel_note(run, ref) is None
     assert call("check", run, "--reference", ref) == 1
     assert "NOTE" not in capsys.readouterr().out
+
+
+def _children(pid: int) -> set[int]:
+    """Every descendant of pid (from /proc)."""
+    kids, frontier = set(), {pid}
+    while frontier:
+        new = set()
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid in frontier and int(d) not in kids:
+                new.add(int(d))
+        kids |= new
+        frontier = new
+    return kids
+
+
+def _alive(pids) -> set[int]:
+    out = set()
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    out.add(p)
+        except OSError:
+            pass
+    return out
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGKILL"])
+def test_signals_stop_the_run_and_its_workers(tiny_spec, tmp_path, sig):
+    """SIGTERM / SIGHUP stop a loky run as Ctrl-C does (one line, exit 128 + signal, cells
+    kept, a re-run resumes); after any of them, SIGKILL included, no worker is left."""
+    import signal
+    import time
+
+    out = tmp_path / "res"
+    spec = tiny_spec.read_text().replace("seeds: [0, 1]", "seeds: [0, 1, 2, 3, 4, 5, 6, 7]")
+    tiny_spec.write_text(spec.replace("epochs: 4", "epochs: 3000"))
+    cmd = [sys.executable, "-m", "drocli", "run", str(tiny_spec), "--out", str(out), "-q",
+           "-j", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and len(list((out / "cells").glob("*.json"))) < 1:
+            time.sleep(0.05)
+        workers = _children(proc.pid)
+        assert workers
+        proc.send_signal(getattr(signal, sig))
+        err = proc.communicate(timeout=60)[1]
+        if sig != "SIGKILL":
+            assert proc.returncode == 128 + getattr(signal, sig), err
+            assert err.strip().splitlines() == [f"drocli: stopped by {sig}; re-run the same "
+                                                "command to resume"], err
+        deadline = time.time() + 20
+        while time.time() < deadline and _alive(workers):
+            time.sleep(0.2)
+        assert not _alive(workers)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    done = len(list((out / "cells").glob("*.json")))
+    assert done < 16
+    assert call("run", tiny_spec, "--out", out, "-q") == 0      # resumes
