@@ -204,17 +204,22 @@ def final_values(rows: pd.DataFrame, what: str = "final values") -> pd.DataFrame
 # --- grid and interpolation ---------------------------------------------------------------
 
 def common_grid(curves: list[SeedCurve], max_points: int | None = None,
-                what: str = "curve") -> np.ndarray:
+                what: str = "curve", disjoint_ok: bool = False) -> np.ndarray:
     """Union of the seeds' x points from the largest start to the smallest end.
 
     Start and end are taken over the seeds that finished (last value finite), or over all
-    seeds when none did. With `max_points`, an evenly thinned subset (ends kept).
+    seeds when none did. With `max_points`, an evenly thinned subset (ends kept). Seeds
+    whose x ranges do not overlap (time_s when the machine's load changed between cells)
+    are an error, or with `disjoint_ok` span the whole union.
     """
     if not curves:
         return np.empty(0)
     ref = [c for c in curves if c.complete] or list(curves)
     lo = max(float(c.x[0]) for c in ref)
     hi = min(float(c.x[-1]) for c in ref)
+    if lo > hi and disjoint_ok:
+        lo = min(float(c.x[0]) for c in ref)
+        hi = max(float(c.x[-1]) for c in ref)
     if lo > hi:
         raise DrocliError(f"{what}: the seed curves do not overlap in x "
                           f"(largest start {lo:g} > smallest end {hi:g})")
@@ -304,9 +309,24 @@ def aggregate(rows: pd.DataFrame, x: str = "oracle_calls", band: str = "std",
     if nan not in ("omit", "propagate"):
         raise ValueError(f"nan must be 'omit' or 'propagate', got {nan!r}")
     curves = seed_curves(rows, x=x, what=what)
-    grid = common_grid(curves, max_points=max_points, what=what)
+    # wall time is the one x along which seeds may not overlap without anything being wrong
+    # (one seed's stage 1 outlasting another's run when the machine's load changes): with
+    # nan="omit" (figures) they are averaged where they are recorded; otherwise, and with
+    # "propagate" (claims: no seed-mean curve), disjoint seeds are an error
+    disjoint_ok = nan == "omit" and x == "time_s"
+    grid = common_grid(curves, max_points=max_points, what=what, disjoint_ok=disjoint_ok)
     values = (np.vstack([interpolate(c.x, c.y, grid) for c in curves]) if curves
               else np.empty((0, 0)))
+    ref = [c for c in curves if c.complete] or list(curves)
+    if disjoint_ok and ref and max(float(c.x[0]) for c in ref) > min(float(c.x[-1])
+                                                                      for c in ref):
+        # disjoint wall-time ranges: at every second each seed shows what it had then, its
+        # first recorded value before it (a two-stage method's output during stage 1 is its
+        # start) and its last after it ended, so the mean never jumps as seeds come and go
+        for k, c in enumerate(curves):
+            if len(c.x):
+                values[k, grid < c.x[0]] = c.y[0]
+                values[k, grid > c.x[-1]] = c.y[-1]
     if curves and log:
         with np.errstate(divide="ignore", invalid="ignore"):
             logs = np.where(values > 0, np.log(np.where(values > 0, values, 1.0)), np.nan)

@@ -28,3 +28,18 @@ def test_reach_first_in_time_without_overlap():
                                 **level})
         holds, detail, shown, effects = reach_first(claim, data)
         assert holds, detail
+
+
+def test_figure_mean_over_disjoint_time_ranges():
+    from drocli.aggregate import aggregate
+
+    r = pd.concat([rows("A", s, sc, 3.0) for s, sc in ((0, 10), (1, 10), (2, 5))])
+    agg = aggregate(r, x="time_s", nan="omit")              # a figure: no error
+    assert agg.grid[0] == 4.0 and agg.grid[-1] == 10.0
+    assert np.all(np.isfinite(agg.center)) and agg.n_finite.min() == 3   # every seed held
+    assert np.all(np.diff(agg.center) <= 1e-12)             # decreasing curves: no jumps
+    import pytest
+
+    from drocli.errors import DrocliError
+    with pytest.raises(DrocliError, match="do not overlap"):
+        aggregate(r, x="time_s", nan="propagate")
