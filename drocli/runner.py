@@ -349,6 +349,41 @@ def finished_cells(out: Path, cells) -> set[str]:
     return done
 
 
+def _adopt_recorded(out: Path, cells, known: dict) -> dict:
+    """Cells a recorded folder holds without their cell files (results/ in git keeps only
+    the merged records): listed finished by a manifest whose records checksum still holds.
+    They are written back as cell files (rows from the records, arrays from artifacts.npz),
+    so a spec that adds seeds or solvers runs only the new cells. id -> (status, rows)."""
+    missing = [c for c in cells if known.get(c.id, (None,))[0] is None]
+    if not missing:
+        return {}
+    try:
+        man = read_manifest(out)
+    except DrocliError:
+        return {}
+    listed = man.get("cells") or {}
+    wanted = [c for c in missing if records.finished(listed.get(c.id))]
+    if len(wanted) == len(missing):     # nothing new to run: the recorded-folder path decides
+        return {}
+    if not wanted or not records_current(records.records_path(out), man):
+        return {}
+    df = records.read_records(out)
+    arrays = records.read_artifacts(out)
+    by_cell = {k: g for k, g in df.groupby("cell", sort=False)}
+    adopted = {}
+    for c in wanted:
+        rows_df = by_cell.get(c.id)
+        if rows_df is None:
+            continue
+        rows = [tuple(r) for r in rows_df[list(records.ROW_FIELDS)].itertuples(
+            index=False, name=None)]
+        rows = [(int(st), float(oc), float(t), str(m), float(v)) for st, oc, t, m, v in rows]
+        status = {**listed[c.id], "cell": c.id, "adopted": "from the recorded records"}
+        records.write_cell(out, c.id, rows, status, arrays.get(c.id))
+        adopted[c.id] = (status, rows)
+    return adopted
+
+
 def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, client,
                  quiet: bool, log, fresh: dict) -> list[dict]:
     """Run the pending cells and write each one as it comes back (also into `fresh`:
@@ -408,6 +443,8 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
                           fix="remove the duplicated solver entry or seed")
     # each cell file is read once: to know what is pending and, finished, for the merge
     known = {} if force else {c.id: records.read_cell(out, c.id) for c in cells}
+    if not force:            # a recorded folder (no cell files) keeps the cells it holds
+        known.update(_adopt_recorded(out, cells, known))
     pending = [c for c in cells if force or not records.finished(known[c.id][0])]
     spec_text = dump_spec(spec)
     spec_sha1 = hashlib.sha1(spec_text.encode()).hexdigest()

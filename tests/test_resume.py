@@ -135,3 +135,30 @@ def test_dry_run_agrees_with_run_on_a_recorded_folder(tiny_spec, tmp_path, capsy
     assert capsys.readouterr().out.count("  todo  ") == 4
     assert call("run", tiny_spec, "--out", out) == 0
     assert "all 4 cells done and records current" in capsys.readouterr().err
+
+
+def test_recorded_folder_runs_only_the_new_cells(tiny_spec, tmp_path, capsys):
+    """A folder kept without its cell files (as results/ in git) and a spec that adds a
+    seed: only the new seed's cells run; the recorded cells keep their rows and the time
+    they first ran (--dry-run says the same)."""
+    import json
+    import shutil
+
+    import pandas as pd
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    before = pd.read_csv(out / "records.csv.gz")
+    first = json.loads((out / "manifest.json").read_text())["cells"]
+    shutil.rmtree(out / "cells")
+    tiny_spec.write_text(tiny_spec.read_text().replace("seeds: [0, 1]", "seeds: [0, 1, 2]"))
+    capsys.readouterr()
+    assert call("run", tiny_spec, "--out", out, "--dry-run") == 0
+    assert "6 cells, 4 done, 2 to run" in capsys.readouterr().err
+    assert call("run", tiny_spec, "--out", out) == 0
+    assert "6 cells, 4 already done, 2 to run" in capsys.readouterr().err
+    after = pd.read_csv(out / "records.csv.gz")
+    old = after[after["seed"].isin([0, 1])].reset_index(drop=True)
+    pd.testing.assert_frame_equal(old[before.columns], before, check_dtype=False)
+    cells = json.loads((out / "manifest.json").read_text())["cells"]
+    assert all(cells[k]["at"] == v["at"] for k, v in first.items())
