@@ -69,6 +69,12 @@ def claim(out: Path, experiment: str) -> None:
          "marked": datetime.now(timezone.utc).isoformat(timespec="seconds")}, indent=1) + "\n")
 
 
+def _outside(out: Path, path: Path) -> DrocliError:
+    return DrocliError(f"refusing to write {path}: it lies outside the results folder",
+                       file=str(out), fix="use plain names (no '..' or '/') for figures and "
+                                          "cells")
+
+
 def inside(out: Path, path: Path) -> Path:
     """`path`, after checking that it lies inside the results folder `out`: lexically (no
     '..' out of it), with no symbolic link among the folders between `out` and it (a
@@ -80,9 +86,7 @@ def inside(out: Path, path: Path) -> Path:
     except ValueError:
         rel = None
     if rel is None or ".." in rel.parts:
-        raise DrocliError(f"refusing to write {path}: it lies outside the results folder",
-                          file=str(out), fix="use plain names (no '..' or '/') for figures "
-                                             "and cells")
+        raise _outside(out, path)
     cur = base
     for part in rel.parts[:-1]:
         cur = cur / part
@@ -94,7 +98,5 @@ def inside(out: Path, path: Path) -> Path:
     resolved = target.resolve()
     root = base.resolve()
     if resolved != root and root not in resolved.parents:
-        raise DrocliError(f"refusing to write {path}: it lies outside the results folder",
-                          file=str(out), fix="use plain names (no '..' or '/') for figures "
-                                             "and cells")
+        raise _outside(out, path)
     return target

@@ -375,9 +375,8 @@ def _adopt_recorded(out: Path, cells, known: dict) -> dict:
         rows_df = by_cell.get(c.id)
         if rows_df is None:
             continue
-        rows = [tuple(r) for r in rows_df[list(records.ROW_FIELDS)].itertuples(
-            index=False, name=None)]
-        rows = [(int(st), float(oc), float(t), str(m), float(v)) for st, oc, t, m, v in rows]
+        rows = [(int(st), float(oc), float(t), str(m), float(v)) for st, oc, t, m, v in
+                rows_df[list(records.ROW_FIELDS)].itertuples(index=False, name=None)]
         status = {**listed[c.id], "cell": c.id, "adopted": "from the recorded records"}
         records.write_cell(out, c.id, rows, status, arrays.get(c.id))
         adopted[c.id] = (status, rows)

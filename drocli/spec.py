@@ -251,7 +251,8 @@ class BudgetSpec(_Strict):
 
 
 def budget_limit(var: str, default: float) -> float:
-    """A budget limit: the environment variable `var` (a number > 0), else `default`."""
+    """A limit that an environment variable can raise (budgets, DROCLI_MAX_CELLS): `var`
+    (a number > 0), else `default`."""
     raw = os.environ.get(var)
     if raw is None or not raw.strip():
         return default
@@ -606,12 +607,7 @@ def check_cell_count(spec: Spec, file: str) -> None:
     """Refuse a spec whose grids multiply past DROCLI_MAX_CELLS (default 100,000) cells,
     before anything expands them: a typo there would run (or list) for hours."""
     var, default = MAX_CELLS
-    raw = os.environ.get(var)
-    try:
-        limit = int(float(raw)) if raw else default
-    except ValueError:
-        raise DrocliError(f"{var}={raw!r} is not a number", key=var,
-                          fix=f"unset it, or give a count such as {var}=1000000") from None
+    limit = int(budget_limit(var, default))     # the same reading as the budget limits
     n = cell_count(spec)
     if n > limit:
         raise DrocliError(f"the spec expands to {n:,} cells, more than {limit:,}", file=file,
