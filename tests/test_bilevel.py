@@ -144,6 +144,7 @@ def test_evaluate_reports_exact_objective_and_hypergradient():
     assert out["objective"] == pytest.approx(2 * np.log(2))            # w = 0: log 2 per task
     assert out["objective_exact"] == pytest.approx(F(pb, p))
     assert out["hypergrad_norm"] == pytest.approx(np.linalg.norm(pb.hypergradient(p)))
+    assert out["weight_mean"] == pytest.approx(np.mean(p))
 
 
 def test_problem_rejects_bad_input():
@@ -364,3 +365,62 @@ def test_fashion_bin_binarises_and_pools(tmp_path):
                .astype(float).tobytes(), float(labels[k] == 3)) for k in range(len(labels))}
     assert all((r.tobytes(), t) in pooled for r, t in zip(d.X_train, d.y_train, strict=True))
     assert d.y_train.sum() == 4                                          # all four class-3 rows
+
+
+# ---- the fair setup of issue 26: Neumann constant and a stand-in with an interior optimum ---
+@pytest.mark.parametrize("tasks", [1, 3])
+def test_curvature_is_the_top_eigenvalue_of_the_lower_hessian_at_the_start(tasks):
+    pb = toy(n=40, d=6, tasks=tasks, sigma_range=(1.0, 3.0))
+    p0, W0 = pb.zero_point()
+    for i in range(pb.m):
+        _, H = pb.lower_full(p0, W0[i], i)
+        top = np.linalg.eigvalsh(H)[-1]
+        assert pb.curvature(i) == pytest.approx(top, rel=1e-8)
+        # at w = 0 the logistic curvature is largest: no other w gives a larger Hessian
+        w = np.random.default_rng(i).normal(size=pb.D)
+        assert np.linalg.eigvalsh(pb.lower_full(p0, w, i)[1])[-1] <= top + 1e-12
+        assert pb.curvature(i) < pb.L_g                 # tighter than the row-norm bound
+
+
+def test_neumann_constant_follows_L_rule():
+    from drocli.solvers.bilevel.bsa import smoothness
+
+    pb = toy(tasks=2, sigma_range=(1.0, 3.0))
+    assert smoothness(pb, {"L": None}) == pb.L_g                      # the recorded default
+    curv = {"L": None, "L_rule": "curvature", "L_safety": 1.5}
+    assert smoothness(pb, curv, 1) == pytest.approx(1.5 * pb.curvature(1))
+    assert smoothness(pb, {**curv, "L": 7.0}, 1) == 7.0               # an explicit L wins
+    key = registry.key_params("solver", "bsa", {})
+    assert "L_rule" not in key and "L_safety" not in key              # recorded ids kept
+
+
+def _spec_problem(name):
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    spec = yaml.safe_load((root / "experiments" / f"{name}.yaml").read_text())
+    data = registry.get("data", spec["data"]["name"])
+    params = data.params.model_validate(spec["data"]["params"]).model_dump()
+    d = data.func(params, spec["data"]["seed"])
+    return d, spec["problem"]["params"]
+
+
+def test_svrb_digits_stand_in_has_its_best_uniform_scale_at_p0():
+    """F(c 1) is smallest at c = 1 (so nobody wins by inflating every weight): the spec's lam
+    makes p_0 = 1 the validation-optimal scale of the uniformly weighted model."""
+    d, params = _spec_problem("svrb_fig1_digits")
+    pb = BilevelWeightsProblem(d, lam=params["lam"])
+    ones = np.ones(pb.n)
+    F_at = {c: pb.upper_value(w_star(pb, c * ones, 0)) for c in (0.25, 0.5, 1.0, 2.0, 4.0)}
+    assert F_at[1.0] < F_at[0.5] < F_at[0.25]
+    assert F_at[1.0] < F_at[2.0] < F_at[4.0]
+    # the stand-in it replaced had none: digit 0 vs rest (lam 0.01) keeps falling as every
+    # weight grows, so a race on it was won by inflating p
+    src = registry.get("data", "digits_split")
+    d0 = src.func(src.params.model_validate({"threshold": 8, "positive": 0,
+                                             "n_train": 1000}).model_dump(), 0)
+    old = BilevelWeightsProblem(d0, lam=0.01)
+    vals = [old.upper_value(w_star(old, c * np.ones(old.n), 0)) for c in (1.0, 4.0, 32.0)]
+    assert vals[0] > vals[1] > vals[2]

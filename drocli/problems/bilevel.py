@@ -20,8 +20,10 @@ another point (STORM) adds nothing; a baseline touching m tasks draws (and pays)
 
 Metrics (`evaluate(p, W)`, not counted, outside the solver clock): objective = sum_i f_i(w_i)
 at the current lower iterates (the plotted quantity, §3.5 default), val_error (task 0's
-0/1 error on D_va), and with exact: objective_exact = F(p) with w_i*(p) by damped Newton to
-||grad_w g|| <= 1e-10 (warm-started), hypergrad_norm = ||grad F(p)|| (Prop. 1, §1.5).
+0/1 error on D_va), weight_mean (the mean example weight: p_0 = 1; a method that wins only
+by inflating every weight shows here), and with exact: objective_exact = F(p) with w_i*(p)
+by damped Newton to ||grad_w g|| <= 1e-10 (warm-started), hypergrad_norm = ||grad F(p)||
+(Prop. 1, §1.5).
 """
 
 from __future__ import annotations
@@ -57,6 +59,25 @@ def _features(X: np.ndarray, bias: bool) -> np.ndarray:
     if bias:
         X = np.hstack([X, np.ones((X.shape[0], 1))])
     return np.ascontiguousarray(X)
+
+
+def power_top_eigenvalue(matvec, dim: int, tol: float = 1e-10, max_iter: int = 1000) -> float:
+    """The top eigenvalue of a symmetric PSD operator by power iteration from the all-ones
+    vector (deterministic), stopped when the Rayleigh quotient changes by < tol relatively.
+    It converges from below."""
+    v = np.ones(dim) / np.sqrt(dim)
+    top = 0.0
+    for _ in range(max_iter):
+        u = matvec(v)
+        new = float(v @ u)
+        norm = float(np.linalg.norm(u))
+        if norm == 0.0:
+            return 0.0
+        v = u / norm
+        if abs(new - top) <= tol * abs(new):
+            return new
+        top = new
+    return top
 
 
 class BilevelWeightsProblem(CountedOracles):
@@ -171,6 +192,19 @@ class BilevelWeightsProblem(CountedOracles):
         np.add.at(out, B, a * (self.X[B] @ q))
         return out
 
+    # ---- curvature of the lower problems (the Neumann constant) -----------------------------
+    def curvature(self, i: int = 0) -> float:
+        """lambda_max of Hess_ww g_i(p_0, w_0) with p_0 = 1, w_0 = 0: (1 / (4 sigma_i^2))
+        lambda_max(X~^T X~ / n) + lam, the top eigenvalue by power iteration (matrix-free,
+        computed once). At w = 0 the logistic curvature s (1 - s) is at its maximum 1/4, so
+        this bounds Hess_ww g_i(p_0, w) for every w: the smoothness constant the Neumann
+        series of BSA / TTSA / stocBiO asks for, where `L_g` (0.25 max ||x~_j||^2 + lam)
+        is a loose bound on it (docs/papers/004.md §3.4, issue 26)."""
+        if getattr(self, "_gram_top", None) is None:
+            self._gram_top = power_top_eigenvalue(lambda v: self.X.T @ (self.X @ v) / self.n,
+                                                  self.D)
+        return 0.25 * self._gram_top / float(self.sigma[i]) ** 2 + self.lam
+
     # ---- full quantities (tests, metrics; not counted) --------------------------------------
     def lower_value(self, p: np.ndarray, w: np.ndarray, i: int = 0) -> float:
         r = self.y * (self.X @ w) / self.sigma[i]
@@ -234,7 +268,8 @@ class BilevelWeightsProblem(CountedOracles):
     def evaluate(self, p, W, **_) -> dict:
         W = np.asarray(W, dtype=np.float64).reshape(self.m, self.D)
         out = {"objective": sum(self.upper_value(W[i], i) for i in range(self.m)),
-               "val_error": float(np.mean(self.yv * (self.Xv @ W[0]) <= 0.0))}
+               "val_error": float(np.mean(self.yv * (self.Xv @ W[0]) <= 0.0)),
+               "weight_mean": float(np.mean(p))}
         if self.exact:
             ws = np.array([self.solve_lower(p, i, self._wstar[i]) for i in range(self.m)])
             if np.all(np.isfinite(ws)):
@@ -273,7 +308,7 @@ class BilevelWeightsParams(Params):
     "bilevel_weights",
     params=BilevelWeightsParams,
     tiny={"data": ("digits_split", {"n_train": 200}), "params": {"lam": 0.1, "tasks": 1}},
-    metrics=("objective", "val_error", "objective_exact", "hypergrad_norm"),
+    metrics=("objective", "val_error", "objective_exact", "hypergrad_norm", "weight_mean"),
     family="bilevel",
     description="per-example training weights by (multi-task) stochastic bilevel optimisation: "
                 "validation logistic loss over lower weighted-logistic problems "

@@ -4,11 +4,13 @@ the baselines of its Appendix E (STABLE, TTSA, BSA, stocBiO, docs/papers/004.md 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from pydantic import Field
 
 from drocli.ops.psd import FlooredSPD
-from drocli.registry import Params, auto
+from drocli.registry import Params, added, auto
 
 
 class Batches(Params):
@@ -38,8 +40,14 @@ class NeumannSteps(Params):
                       "(App. E.1)")
     gamma: float = Field(1.0, gt=0, description="upper (x) step multiplier (tuned)")
     tau0: float = Field(10.0, gt=0, description="lower (y) step multiplier (tuned)")
-    L: float | None = auto("Neumann constant L (eta_N = 1 / L); auto: the problem's "
-                           "smoothness L_g", legacy=0.0, gt=0)
+    L: float | None = auto("Neumann constant L (eta_N = 1 / L); auto: by L_rule",
+                           legacy=0.0, gt=0)
+    L_rule: Literal["bound", "curvature"] = added(
+        "bound", description="the automatic L: bound, the row-norm bound 0.25 max ||x~_j||^2 "
+        "/ sigma_min^2 + lam (loose); curvature, L_safety x the top eigenvalue of task i's "
+        "lower Hessian at (p_0, w_0 = 0) by power iteration (issue 26's fair setup)")
+    L_safety: float = added(1.0, description="curvature rule: the factor on the power-"
+                            "iteration eigenvalue", ge=1.0)
     nonneg: bool = Field(False, description="clip the weights p at 0 (docs/papers/004.md P14)")
 
 

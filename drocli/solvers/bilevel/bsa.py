@@ -19,9 +19,15 @@ from drocli import registry
 from drocli.solvers.bilevel import Batches, NeumannSteps, clip_weights, decay
 
 
-def smoothness(problem, params: dict) -> float:
-    """The Neumann constant L (= 1 / eta_N): param L, auto meaning problem.L_g."""
-    return float(params["L"] or problem.L_g)
+def smoothness(problem, params: dict, i: int = 0) -> float:
+    """Task i's Neumann constant L (= 1 / eta_N): the param L if given, else by L_rule: the
+    loose row-norm bound problem.L_g (every task), or L_safety x task i's lower curvature at
+    the start (problem.curvature, power iteration)."""
+    if params.get("L"):
+        return float(params["L"])
+    if params.get("L_rule", "bound") == "curvature":
+        return float(params.get("L_safety", 1.0)) * problem.curvature(i)
+    return float(problem.L_g)
 
 
 def neumann_gw(hvp, vec: np.ndarray, k: int, N: int, L: float) -> np.ndarray:
@@ -81,7 +87,8 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     b, bv, N = params["batch"], params["batch_val"], params["N"]
     inner_max = params["inner_max"]
     c0, gamma, tau0 = params["c0"], params["gamma"], params["tau0"]
-    L, nonneg = smoothness(problem, params), params["nonneg"]
+    Ls = [smoothness(problem, params, i) for i in range(problem.m)]
+    nonneg = params["nonneg"]
     p, W = problem.zero_point()
     keep = monitor(p, W)
     t = 0
@@ -91,7 +98,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
         h = np.zeros(problem.n)
         for i in range(problem.m):
             W[i] = lower_sgd(problem, rng, p, W[i], i, b, tau0 * eta * eta, T_in)
-            h += gw_hypergrad(problem, rng, p, W[i], i, b, bv, N, L)
+            h += gw_hypergrad(problem, rng, p, W[i], i, b, bv, N, Ls[i])
         p = clip_weights(p - gamma * eta * h, nonneg)
         t += 1
         keep = monitor(p, W)

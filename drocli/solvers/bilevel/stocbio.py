@@ -53,7 +53,8 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     Samples per outer step: m (inner + Q + 2) batch_big."""
     bb, inner, Q = params["batch_big"], params["inner"], params["Q"]
     c0, gamma, tau0 = params["c0"], params["gamma"], params["tau0"]
-    eta_N, nonneg = 1.0 / smoothness(problem, params), params["nonneg"]
+    eta_N = [1.0 / smoothness(problem, params, i) for i in range(problem.m)]
+    nonneg = params["nonneg"]
 
     def hvp(p, w, i, u):                 # Hess_ww g_i(p, w; fresh batch_big rows) @ u
         return problem.hess_vec(p, w, problem.draw_train(rng, bb), u, i)
@@ -67,7 +68,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
         for i in range(problem.m):
             w = W[i] = lower_sgd(problem, rng, p, W[i], i, bb, tau0 * eta * eta, inner)
             v = problem.upper_grad(w, problem.draw_val(rng, bb), i)
-            r = neumann_stocbio(partial(hvp, p, w, i), v, Q, eta_N)
+            r = neumann_stocbio(partial(hvp, p, w, i), v, Q, eta_N[i])
             h += cross_hypergrad(problem, p, w, i, problem.draw_train(rng, bb), r)
         p = clip_weights(p - gamma * eta * h, nonneg)
         t += 1

@@ -55,7 +55,8 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     b, bv, N = params["batch"], params["batch_val"], params["N"]
     c0, gamma, tau0 = params["c0"], params["gamma"], params["tau0"]
     steps = params["steps"]
-    L, nonneg = smoothness(problem, params), params["nonneg"]
+    Ls = [smoothness(problem, params, i) for i in range(problem.m)]
+    nonneg = params["nonneg"]
     p, W = problem.zero_point()
     keep = monitor(p, W)
     t = 0
@@ -64,7 +65,7 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
         h = np.zeros(problem.n)
         for i in range(problem.m):
             W[i] = lower_sgd(problem, rng, p, W[i], i, b, tau, 1)
-            h += gw_hypergrad(problem, rng, p, W[i], i, b, bv, N, L)
+            h += gw_hypergrad(problem, rng, p, W[i], i, b, bv, N, Ls[i])
         p = clip_weights(p - eta * h, nonneg)
         t += 1
         keep = monitor(p, W)
