@@ -2,9 +2,10 @@
 
 A FIFO given as a spec, or a results folder whose records.csv.gz, spec.yaml or manifest.json
 is a FIFO or a character device (/dev/zero, /dev/urandom), blocked drocli forever or exhausted
-its memory. Every file drocli reads from the user goes through `read_bytes`: the path is
-stat-ed first (a device is never opened), opened without blocking, checked again on the open
-file (it may have been swapped in between) and read up to its cap.
+its memory. Every file drocli reads from the user goes through `read_bytes` (or
+`open_regular`, for readers that take a file object): the path is stat-ed first (a device is
+never opened), opened without blocking, checked again on the open file (it may have been
+swapped in between) and read up to its cap.
 """
 
 from __future__ import annotations
@@ -67,9 +68,8 @@ def read_bytes(path, limit: int, *, fix: str = "give a regular file",
     if st.st_size > limit:
         raise DrocliError(f"{big} ({_size(st.st_size)}; the limit is {_size(limit)})",
                           file=str(path), fix=big_fix)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = _open_checked(path, fix)
     try:
-        check_regular(path, os.fstat(fd), fix=fix)    # swapped since the stat
         chunks, total = [], 0
         while total <= limit:
             block = os.read(fd, min(1 << 20, limit + 1 - total))
@@ -82,6 +82,31 @@ def read_bytes(path, limit: int, *, fix: str = "give a regular file",
     if total > limit:                                 # it grew while being read
         raise DrocliError(f"{big} (more than {_size(limit)})", file=str(path), fix=big_fix)
     return b"".join(chunks)
+
+
+def _open_checked(path, fix: str) -> int:
+    """A read-only descriptor of `path`, opened without blocking (a FIFO swapped in after
+    the stat cannot block) and checked again on the open file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        check_regular(path, os.fstat(fd), fix=fix)    # swapped since the stat
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path, limit: int | None, *, fix: str = "give a regular file",
+                 too_large: str | None = None, too_large_fix: str | None = None):
+    """The regular file at `path` opened for reading in binary, for readers that take a
+    file object: checked as `read_bytes` checks it, its size capped at `limit` before
+    opening (None: the caller bounds what it reads, as an .npz whose members are read
+    lazily and checked against their declared sizes)."""
+    st = regular_stat(path, fix=fix)
+    if limit is not None and st.st_size > limit:
+        raise DrocliError(f"{too_large or 'is too large'} ({_size(st.st_size)}; the limit is "
+                          f"{_size(limit)})", file=str(path), fix=too_large_fix or fix)
+    return os.fdopen(_open_checked(path, fix), "rb")
 
 
 def read_text(path, limit: int, **kw) -> str:

@@ -4,6 +4,7 @@ The cases are the ones of the issue "Nothing lost, nothing escapes"."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -425,11 +426,13 @@ def _drocli(*args, cwd=None, timeout=120):
 
 
 def _special(path: Path, kind: str) -> None:
-    """Make `path` a FIFO, or a symlink to a character device."""
+    """Make `path` a FIFO, a folder, or a symlink to a character device."""
     if path.exists() or path.is_symlink():
         path.unlink()
     if kind == "fifo":
         os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
     else:
         path.symlink_to(f"/dev/{kind}")
 
@@ -658,6 +661,136 @@ def test_truncated_idx_and_gzip_bomb_refused(tmp_path, capsys):
                 "-q", "--set", "data.name=cifar10", "--set", f"data.params={{path: {cifar}}}")
     one_line_exit_2(code, capsys, "MiB")
     assert not out.exists()
+
+
+class Hung(BaseException):
+    """Raised in a test that waited too long (not an Exception: the CLI does not catch it)."""
+
+
+@contextlib.contextmanager
+def bounded(seconds: float = 30, memory: int = 2 << 30):
+    """In-process code that must end within `seconds` and grow its address space by at most
+    `memory` bytes: a FIFO waited on or /dev/zero read whole fails the test (Hung, or a
+    MemoryError, which the CLI reports as exit 3) instead of hanging it or the machine."""
+    import resource
+    import signal
+
+    def fire(signum, frame):
+        raise Hung(f"still running after {seconds} s")
+
+    size = int(next(ln.split()[1] for ln in Path("/proc/self/status").read_text().splitlines()
+                    if ln.startswith("VmSize:"))) * 1024
+    limits = resource.getrlimit(resource.RLIMIT_AS)
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    resource.setrlimit(resource.RLIMIT_AS, (size + memory, limits[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, limits)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# where each file-backed data source looks for its file (under $DROCLI_DATA unless the
+# params give a path: "{tmp}" is the test's folder) and the params that make it look there
+DATA_FILES = {
+    "npz": ("{tmp}/data.npz", {"path": "{tmp}/data.npz"}),
+    "libsvm": ("libsvm/w8a", {}),
+    "libsvm_pair": ("libsvm/a1a.t", {}),            # the train file a1a is a good one
+    "mnist5k": ("{tmp}/mnist_5k.csv.gz", {"path": "{tmp}/mnist_5k.csv.gz"}),
+    "mnist": ("mnist/train-images-idx3-ubyte", {}),
+    "fashion_mnist": ("fashion_mnist/train-images-idx3-ubyte", {}),
+    "fashion_bin": ("fashion_mnist/t10k-labels-idx1-ubyte", {}),
+    "cifar10": ("cifar10/data_batch_1", {}),
+    "cifar100": ("cifar100/train", {}),
+}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "folder"])
+@pytest.mark.parametrize("source", list(DATA_FILES))
+def test_special_data_files_are_refused_not_read(source, kind, data_home, tmp_path):
+    """A FIFO where a data file should be blocked the loader for ever (npz, libsvm and
+    mnist5k opened it themselves), /dev/zero was read until memory ran out, and the image
+    loaders said "not found". Each is refused with its path, without opening it."""
+    from drocli.errors import DrocliError
+    from tests.conftest import plugin
+
+    where, params = DATA_FILES[source]
+    target = Path(where.format(tmp=tmp_path)) if "{tmp}" in where else data_home / where
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if source == "libsvm_pair":
+        (target.parent / "a1a").write_text("+1 1:1\n-1 2:1\n")
+    _special(target, kind)
+    params = {k: v.format(tmp=tmp_path) for k, v in params.items()}
+    with bounded(), pytest.raises(DrocliError) as err:
+        plugin("data", source)(params)
+    line = err.value.line()
+    assert str(target) in line and "not a regular file" in line and "fix:" in line, line
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+@pytest.mark.parametrize("source,spec", [("npz", None), ("libsvm", "as_lsvrg_fig6.yaml"),
+                                         ("mnist5k", "omd_tch_fl_mnist.yaml"),
+                                         ("mnist", "omd_tch_fl_mnist.yaml")])
+def test_special_data_files_exit_2_before_writing(source, spec, kind, data_home, tiny_spec,
+                                                  tmp_path, capsys):
+    where, params = DATA_FILES[source]
+    target = Path(where.format(tmp=tmp_path)) if "{tmp}" in where else data_home / where
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _special(target, kind)
+    given = ", ".join(f"{k}: {v.format(tmp=tmp_path)}" for k, v in params.items())
+    out = tmp_path / "res"
+    with bounded():
+        code = call("run", SPECS / spec if spec else tiny_spec, "--profile", "smoke", "--out",
+                    out, "-q", "--set", f"data.name={source}", "--set",
+                    f"data.params={{{given}}}")
+    one_line_exit_2(code, capsys, str(target), "not a regular file", "fix:")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["MANIFEST", "data.npy"])
+def test_special_files_in_the_data_cache_are_a_miss(name, data_home, tmp_path):
+    """A FIFO in the cache of decoded arrays blocked every later load; it is a miss now,
+    rebuilt from the data file."""
+    from tests.conftest import plugin
+
+    (tmp_path / "t").write_text("+1 1:1\n-1 2:1\n")
+    load = plugin("data", "libsvm")
+    params = {"name": "t", "path": str(tmp_path), "n_features": 2}
+    first = load(params)
+    entry, = (data_home / "cache" / "libsvm").iterdir()
+    _special(entry / name, "fifo")
+    with bounded():
+        again = load(params)
+    assert (again.X_train == first.X_train).all() and (again.y_train == first.y_train).all()
+
+
+def test_compressed_data_files_are_read_through_the_cap(tmp_path):
+    """LIBSVM files are read by drocli (sklearn opened them itself), gzip and bzip2 undone
+    under the cap; an .npz counts its arrays decompressed in the memory check (a small
+    compressed file of zeros is large in memory)."""
+    import bz2
+    import gzip
+
+    import numpy as np
+
+    from drocli import registry
+    from drocli.errors import DrocliError
+    from tests.conftest import plugin
+
+    text = b"+1 1:0.5 2:1\n-1 2:0.25\n"
+    for name, data in (("t.gz", gzip.compress(text)), ("t.bz2", bz2.compress(text))):
+        (tmp_path / name).write_bytes(data)
+        d = plugin("data", "libsvm")({"name": name, "path": str(tmp_path), "n_features": 2})
+        assert d.X_train.tolist() == [[0.5, 1.0], [0.0, 0.25]] and d.y_train.tolist() == [1, 0]
+    (tmp_path / "bad.bz2").write_bytes(b"BZh9" + bytes(50))
+    with pytest.raises(DrocliError, match="bzip2"):
+        plugin("data", "libsvm")({"name": "bad.bz2", "path": str(tmp_path), "n_features": 2})
+    path = tmp_path / "zeros.npz"
+    np.savez_compressed(path, X_train=np.zeros((1000, 1000)))
+    assert path.stat().st_size < 100_000
+    assert registry.get("data", "npz").memory({"path": str(path)}) >= 16_000_000
 
 
 def test_two_runs_at_once_on_one_folder(tiny_spec, tmp_path):

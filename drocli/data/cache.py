@@ -49,11 +49,18 @@ def cache_dir(sub: str) -> Path:
 
 
 def resolve(folder: Path | str, name: str) -> Path | None:
-    """`folder/name`, else `folder/name.gz`, else None."""
+    """`folder/name`, else `folder/name.gz`, else None. DrocliError (with its path) when one
+    of them is there but is not a regular file: a FIFO or a device where the data file
+    should be is refused by name (it read as "not found"; opened, it would block the load
+    or exhaust memory)."""
+    from drocli.files import is_special, regular_stat
+
     folder = Path(folder)
     for cand in (folder / name, folder / f"{name}.gz"):
         if cand.is_file():
             return cand
+        if is_special(cand):
+            regular_stat(cand, fix="put the data set's file there instead")
     return None
 
 
@@ -143,11 +150,15 @@ def cached_arrays(sub: str, files: list[Path], build: Callable[[], dict[str, np.
     except OSError:
         return build()
     if entry.is_dir():
-        try:
-            names = (entry / "MANIFEST").read_text().split()
+        from drocli.files import read_text, regular_stat
+
+        try:           # regular files only: a FIFO in the cache blocked every later load
+            names = read_text(entry / "MANIFEST", 1 << 20).split()
+            for n in names:
+                regular_stat(entry / f"{n}.npy")
             return {n: np.load(entry / f"{n}.npy", mmap_mode="r", allow_pickle=False)
                     for n in names}
-        except (OSError, ValueError):
+        except (OSError, ValueError, DrocliError):
             shutil.rmtree(entry, ignore_errors=True)
     arrays = build()
     try:

@@ -29,6 +29,7 @@ from pydantic import Field
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.cache import cached_arrays, find_files, resolve
+from drocli.data.idx import MAX_BYTES, read_bytes
 from drocli.errors import DrocliError
 from drocli.fetch import Downloads, Remote
 from drocli.registry import Params, auto
@@ -103,14 +104,37 @@ def _n_features(params: dict) -> int:
     return int(params["n_features"])
 
 
+def read_text(file) -> bytes:
+    """The file's text, undone from gzip or bzip2: a regular file only, capped before and
+    after decompression as every data file (drocli.data.idx.read_bytes); sklearn opened
+    the path itself, so a FIFO blocked the load and /dev/zero exhausted memory."""
+    raw = read_bytes(file)
+    if raw[:3] == b"BZh":
+        import bz2
+
+        try:
+            raw = bz2.BZ2Decompressor().decompress(raw, max_length=MAX_BYTES + 1)
+        except (OSError, ValueError, EOFError) as exc:
+            raise DrocliError(f"corrupt or truncated bzip2 file: {exc}", file=str(file),
+                              fix="download the file again") from exc
+        if len(raw) > MAX_BYTES:
+            raise DrocliError(f"larger than {MAX_BYTES >> 20} MiB (decompressed): not a "
+                              "LIBSVM file of a paper", file=str(file),
+                              fix="download the file again from the data set's address")
+    return raw
+
+
 def read_dense(file, nf: int) -> tuple[np.ndarray, np.ndarray]:
     """(X dense float64 (n, nf), labels {0, 1}) of one LIBSVM file; the parse is cached."""
 
     def build():
+        import io
+
         from sklearn.datasets import load_svmlight_file
 
+        text = io.BytesIO(read_text(file))
         try:
-            X, y = load_svmlight_file(str(file), n_features=nf, dtype=np.float64)
+            X, y = load_svmlight_file(text, n_features=nf, dtype=np.float64)
         except ValueError as exc:
             raise DrocliError(f"cannot parse as LIBSVM with n_features={nf}: {exc}",
                               file=str(file),

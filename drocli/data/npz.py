@@ -8,6 +8,7 @@ Labels: +-1 for binary (logistic) problems, integers 0..C-1 for multiclass (soft
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 import numpy as np
 from pydantic import Field
@@ -16,6 +17,7 @@ from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.checks import check_grouped
 from drocli.errors import DrocliError
+from drocli.files import open_regular
 from drocli.registry import Params
 
 REQUIRED = ("X_train", "y_train", "g_train")
@@ -57,12 +59,44 @@ class NPZParams(Params):
                       "[, X_test, y_test, g_test]")
 
 
-def memory(params: dict) -> int:
-    """Twice the file size (the arrays and their sorted copies); 0 if it does not exist."""
+FIX_PATH = "set data.params.path to an .npz file"
+
+
+def _open(path: str):
+    """The .npz file opened for reading: a regular file only (a FIFO or a device given as
+    the data file blocked the load or exhausted memory)."""
     try:
-        return 2 * os.path.getsize(params["path"])
-    except OSError:
+        return open_regular(path, None, fix=FIX_PATH)
+    except FileNotFoundError:
+        raise DrocliError(f"file not found: {path}", key=KEY,
+                          fix="check the path (relative paths are resolved from the working "
+                              "directory)") from None
+
+
+def memory(params: dict) -> int:
+    """Twice the arrays' size as the .npz's zip directory declares it, decompressed (the
+    arrays and their sorted copies; a member cannot decompress past its declared size, so a
+    small compressed file of zeros is counted as what it becomes); 0 if it cannot be read."""
+    import zipfile
+
+    try:
+        with _open(os.path.expanduser(str(params["path"]))) as fh, zipfile.ZipFile(fh) as zf:
+            return 2 * sum(i.file_size for i in zf.infolist())
+    except (OSError, DrocliError, zipfile.BadZipFile, ValueError):
         return 0
+
+
+@contextmanager
+def _npz(fh, path: str):
+    """numpy.load of the open file, its failures as one line."""
+    try:
+        z = np.load(fh, allow_pickle=False)
+    except Exception as exc:  # corrupted / not an npz
+        raise DrocliError(f"cannot read {path} as .npz: {exc}", key=KEY,
+                          fix="write it with numpy.savez(path, X_train=..., y_train=..., "
+                              "g_train=...)") from exc
+    with z:
+        yield z
 
 
 @registry.data("npz", params=NPZParams, memory=memory, files=True,
@@ -72,19 +106,9 @@ def load(params: dict, seed: int) -> GroupedData:
     """Load arrays from params['path'] (the seed is unused: the data are fixed)."""
     path = str(params.get("path") or "")
     if not path:
-        raise DrocliError("no file given", key=KEY, fix="set data.params.path to an .npz file")
+        raise DrocliError("no file given", key=KEY, fix=FIX_PATH)
     path = os.path.expanduser(path)
-    if not os.path.isfile(path):
-        raise DrocliError(f"file not found: {path}", key=KEY,
-                          fix="check the path (relative paths are resolved from the working "
-                              "directory)")
-    try:
-        z = np.load(path, allow_pickle=False)
-    except Exception as exc:  # corrupted / not an npz
-        raise DrocliError(f"cannot read {path} as .npz: {exc}", key=KEY,
-                          fix="write it with numpy.savez(path, X_train=..., y_train=..., "
-                              "g_train=...)") from exc
-    with z:
+    with _open(path) as fh, _npz(fh, path) as z:
         names = set(z.files)
         missing = [k for k in REQUIRED if k not in names]
         if missing:
