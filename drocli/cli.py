@@ -24,10 +24,25 @@ Re-running the same command resumes: finished cells are skipped (--force re-runs
 """
 
 
+JOBS_PER_CORE = 4
+
+
 def _jobs(ctx, param, value):
-    """-j: a count of parallel cells >= 1, or -1 for every core (refused before anything is
-    loaded or written: joblib fails on 0 only once the folder exists)."""
-    if value is not None and value != -1 and value < 1:
+    """-j: a count of parallel cells from 1 to 4 per core, or -1 for every core; refused
+    before anything is loaded or written (joblib fails on 0 only once the folder exists).
+    Each job is a process on this machine (a local dask cluster's worker too) running one
+    CPU-bound cell on one BLAS thread and holding its data: past the cores, jobs only share
+    them; 4 per core leaves room for oversubscribing on purpose, more is a typo (-j 100000
+    was taken as is)."""
+    if value is None or value == -1:
+        return value
+    cores = os.cpu_count() or 1
+    if value > JOBS_PER_CORE * cores:
+        raise DrocliError(f"{value} parallel cells is more than {JOBS_PER_CORE} per core "
+                          f"({cores} cores here)", key="-j/--jobs",
+                          fix=f"give -j {JOBS_PER_CORE * cores} or fewer, or -j -1 for one "
+                              "per core")
+    if value < 1:
         raise DrocliError(f"{value} is not a number of parallel cells", key="-j/--jobs",
                           fix="give -j 1 or more, or -j -1 for every core")
     return value

@@ -356,6 +356,19 @@ def test_bad_job_counts_refused_before_writing(jobs, tiny_spec, tmp_path, capsys
     assert not out.exists()
 
 
+def test_absurd_job_counts_refused_before_writing(tiny_spec, tmp_path, capsys):
+    """-j had no upper limit (-j 100000 was taken as is). Up to 4 per core is accepted: each
+    job is a local process running one CPU-bound cell."""
+    limit = 4 * (os.cpu_count() or 1)
+    out = tmp_path / "res"
+    for jobs in (limit + 1, 100_000, 10 ** 30):
+        code = call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q", "-j", jobs)
+        one_line_exit_2(code, capsys, "-j/--jobs", "4 per core", f"give -j {limit} or fewer")
+        assert not out.exists()
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-j", limit,
+                "--dry-run") == 0
+
+
 @pytest.mark.parametrize("value", ["abc", "0", "-5", "nan", "inf", ""])
 def test_bad_dask_timeout_refused_naming_the_variable(value, tiny_spec, tmp_path, capsys,
                                                       monkeypatch):
