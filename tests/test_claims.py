@@ -501,3 +501,23 @@ def test_panels_all_must_hold():
     assert r.status == "fails" and "[nu=1.0]" in r.detail
     r = evaluate_claims(rec, [{**c, "panels": [{"nu": 0.0}, {"nu": 2.0}]}], "paper")[0]
     assert r.status == "skipped"
+
+
+def test_panels_needed_most_cases():
+    """`panels_needed`: 'in most cases' holds when at least that many panels hold, each at
+    the level (1 - confidence) / (P - k + 1), and is refuted when more than P - k panels
+    are refuted, each refutation corrected over k x others."""
+    rec = _panel_records({0.0: 0.3, 0.5: 0.3, 1.0: 0.3, 1.5: -0.3})
+    four = [{"nu": v} for v in (0.0, 0.5, 1.0, 1.5)]
+    c = {"id": "m", "text": "A below B in most cases", "kind": "final_below", "metric": "m",
+         "solver": "A", "others": ["B"], "panels": four, "panels_needed": 3}
+    r = evaluate_claims(rec, [c], "paper")[0]
+    assert r.status == "holds" and "3 hold, 1 refuted" in r.detail
+    e = r.effects["B @ nu=0.0"]
+    assert e["confidence"] == pytest.approx(1 - 0.05 / 2) and e["others"] == 3
+    assert evaluate_claims(rec, [{**c, "panels_needed": 4}], "paper")[0].status == "fails"
+    two_bad = _panel_records({0.0: 0.3, 0.5: 0.3, 1.0: -0.3, 1.5: -0.3})
+    assert evaluate_claims(two_bad, [c], "paper")[0].status == "fails"
+    assert evaluate_claims(two_bad, [{**c, "panels_needed": 2}], "paper")[0].status == "holds"
+    with pytest.raises(Exception, match="panels_needed"):
+        evaluate_claims(rec, [{**c, "panels_needed": 5}], "paper")

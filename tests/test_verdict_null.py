@@ -77,6 +77,8 @@ def claims(others: list[str]) -> list[dict]:
          "kind": "wall_time_below", "filter": first},
         {**base, "id": "panels", "kind": "final_below",
          "panels": [{"setting": 0}, {"setting": 1}]},
+        {**base, "id": "panels_most", "kind": "final_below", "panels_needed": 1,
+         "panels": [{"setting": 0}, {"setting": 1}]},
         {**base, "id": "trend", "kind": "trend", "across": "setting", "values": [0, 1]},
     ]
 

@@ -93,6 +93,11 @@ class ClaimBase(Params):
         None, description="judge the claim in each of these panels (records columns -> "
         "value) apart: it holds only if it holds in every one, and is refuted if refuted in "
         "any (Bonferroni over panels x others); e.g. 'always' over a figure's panels")
+    panels_needed: int | None = Field(
+        None, ge=1, description="with panels: the claim holds if it holds in at least this "
+        "many of them ('in most cases': more than half), each panel judged at "
+        "1 - (1 - confidence) / (panels - needed + 1); refuted when refuted in more than "
+        "panels - needed; default: every panel")
     _family: int = PrivateAttr(1)      # comparisons a refutation is corrected for, / others
 
     @model_validator(mode="after")
@@ -105,6 +110,10 @@ class ClaimBase(Params):
             raise ValueError(f"solver {self.solver!r} is also listed in others")
         if len(set(self.others)) != len(self.others):
             raise ValueError(f"others lists a label twice: {self.others}")
+        if self.panels_needed is not None and (
+                not self.panels or self.panels_needed > len(self.panels)):
+            raise ValueError(f"panels_needed {self.panels_needed} needs at least that many "
+                             f"panels, the claim has {len(self.panels or [])}")
         return self
 
     @property
@@ -299,31 +308,44 @@ def _panel_name(panel: dict) -> str:
 
 
 def _in_panels(rows, claim: ClaimBase, result, reproduced: bool, judged: dict):
-    """The claim judged in each panel apart, combined: holds if it holds in every panel,
-    refuted if refuted in any (each panel's refutation at the Bonferroni level over
-    panels x others), else inconclusive; skipped panels make it skipped."""
+    """The claim judged in each panel apart, combined. With P panels of which `needed` = k
+    must hold (default all): holds if at least k panels hold, each judged at level
+    (1 - confidence) / (P - k + 1); refuted if more than P - k panels are refuted, each
+    refutation at the Bonferroni level over k x others; else inconclusive. Both errors stay
+    at the claim's level: a false HOLDS needs a false panel held (at most P - k + 1 false
+    ones when fewer than k are true), a false refutation needs a true panel refuted (at
+    least k true ones when the claim holds). Skipped panels make it skipped."""
     from drocli.aggregate import apply_filter
     from drocli.claims.judge import overall
 
-    one = claim.model_copy()
-    one._family = len(claim.panels)
-    parts, effects, values, holds = [], {}, {}, True
+    P = len(claim.panels)
+    k = claim.panels_needed or P
+    one = claim.model_copy(update={"confidence": 1 - (1 - claim.confidence) / (P - k + 1)})
+    one._family = k
+    parts, effects, values = [], {}, {}
+    point_held, held, refuted = 0, 0, 0
     for i, panel in enumerate(claim.panels):
         name = _panel_name(panel)
         sub = apply_filter(rows, panel, where=f"claims[{claim.id}].panels[{i}]")
         r = _judge_rows(sub, one, result, reproduced)
         if r.status == "skipped":
             return result("skipped", f"panel {name}: {r.detail}")
-        holds &= r.point_status in ("holds", "unexpectedly_holds")
+        point_held += r.point_status in ("holds", "unexpectedly_holds")
+        verdict = overall(r.effects) if r.effects else (
+            "holds" if r.point_status in ("holds", "unexpectedly_holds") else "not_reproduced")
+        held += verdict == "holds"
+        refuted += verdict == "not_reproduced"
         parts.append(f"[{name}] {r.detail}")
         effects.update({f"{o} @ {name}": e for o, e in r.effects.items()})
-        values.update({f"{k} @ {name}": v for k, v in r.values.items()})
-    point = "holds" if holds else "not_reproduced"
-    verdict = overall(effects) if effects else point
-    out = result(_status(verdict, reproduced), f"in each of {len(claim.panels)} panels "
-                 f"(all must hold): " + " | ".join(parts), values, effects,
-                 _status(point, reproduced))
-    out.judged = {str(k): _plain_seed(v) for k, v in judged.items()}
+        values.update({f"{key} @ {name}": v for key, v in r.values.items()})
+    point = "holds" if point_held >= k else "not_reproduced"
+    verdict = ("holds" if held >= k else "not_reproduced" if refuted > P - k
+               else "inconclusive")
+    rule = "all must hold" if k == P else f"at least {k} must hold: {held} hold, " \
+        f"{refuted} refuted"
+    out = result(_status(verdict, reproduced), f"in each of {P} panels ({rule}): "
+                 + " | ".join(parts), values, effects, _status(point, reproduced))
+    out.judged = {str(k_): _plain_seed(v) for k_, v in judged.items()}
     return out
 
 
