@@ -1,5 +1,5 @@
 """Where cells run beyond local processes: the dask backend (issue 30 splits the runner into
-orchestration, drocli.runner, and backends, here).
+orchestration, drocli.runner, one cell's run, drocli.worker, and backends, here).
 
 A dask cluster can lose what drocli counts on; each case ends the run with one line, the
 cells already back kept in the results folder (a re-run resumes), exit 2:
@@ -318,7 +318,7 @@ class Dask:
     def results(self, pending, blas_threads: int):
         """(cell id, rows, status, artifacts) of every pending cell, as they finish."""
         from drocli.records import finished
-        from drocli.runner import _run_remote
+        from drocli.worker import _run_remote
 
         futures = [self._submit(_run_remote, c, blas_threads,
                                 key=f"drocli-{c.id}-{os.getpid()}") for c in pending]

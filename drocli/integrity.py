@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from drocli.errors import DrocliError
+from drocli.layout import MAX_MANIFEST_BYTES, RECORDS  # noqa: F401 (integrity.RECORDS kept)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 NUMERIC = ("step", "oracle_calls", "time_s", "value")
-RECORDS = "records.csv.gz"         # gzip of the tidy CSV, deterministic bytes
 FIX = "re-run `drocli run SPEC --out RESULTS_DIR` (it rebuilds the records from the cells)"
 
 
@@ -56,9 +56,6 @@ def records_current(path: Path, man: dict) -> bool:
         return bool(want) and Path(path).is_file() and file_digest(path) == want
     except OSError:
         return False
-
-
-MAX_MANIFEST_BYTES = 256 << 20     # per-cell statuses: ~200 bytes a cell
 
 
 def manifest(results_dir: Path) -> dict:

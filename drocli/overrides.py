@@ -1,17 +1,83 @@
-"""The command-line conventions users bring from hydra and benchopt, turned into drocli's
-own overrides: `drocli run SPEC key=value ...` (positional, as `--set`), `-m/--multirun`
-with `key=a,b,c` (a sweep: the spec's grid for that parameter, so the legend labels carry
-the value), and `-s/--solver`, `-d/--data` to run only some of a spec's entries."""
+"""Overrides of a raw spec, before it is validated: `--set KEY=VALUE` parsed (`parse_set`) and
+applied at a dotted key (`apply_override`, also used by profiles and cases), and the
+command-line conventions users bring from hydra and benchopt: `drocli run SPEC key=value ...`
+(positional, as `--set`), `-m/--multirun` with `key=a,b,c` (a sweep: the spec's grid for
+that parameter, so the legend labels carry the value), and `-s/--solver`, `-d/--data` to
+run only some of a spec's entries."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from drocli.errors import DrocliError, did_you_mean
+import yaml
+
+from drocli.errors import DrocliError, did_you_mean, shorten_middle
+from drocli.safe_yaml import MAX_DEPTH, YAMLTooLarge, yaml_load
 
 _SWEEPABLE = ((re.compile(r"(data|problem)\.params\.([^.]+)"), r"\1.grid.\2"),
               (re.compile(r"solvers\.([^.]+)\.params\.([^.]+)"), r"solvers.\1.grid.\2"))
+
+
+def parse_set(items, *, where: str = "--set") -> list[tuple[str, Any]]:
+    """`KEY=VALUE` strings -> (dotted key, YAML-parsed value)."""
+    out = []
+    for item in items or ():
+        if "=" not in item:
+            raise DrocliError(f"{item!r} is not KEY=VALUE", key=where,
+                              fix="write e.g. --set data.params.n_train=200")
+        key, raw = item.split("=", 1)
+        try:
+            value = yaml_load(raw) if raw.strip() else ""
+        except YAMLTooLarge as e:
+            raise DrocliError(f"the value has {e.problem}",
+                              key=f"{where} {shorten_middle(key.strip(), 60)}",
+                              fix="give a short YAML value, e.g. --set seeds=[0, 1, 2]") from None
+        except yaml.YAMLError:
+            value = raw
+        out.append((key.strip(), value))
+    return out
+
+
+def _child(node, part: str, path: str, file: str):
+    """Step into a mapping key, a list index, or a list entry named by its name/label."""
+    if isinstance(node, list):
+        if part.lstrip("-").isdigit():
+            i = int(part)
+            if -len(node) <= i < len(node):
+                return i
+            raise DrocliError(f"index {i} out of range ({len(node)} entries)", file=file, key=path,
+                              fix=f"use 0..{len(node) - 1}")
+        names = [e.get("label") or e.get("name") for e in node if isinstance(e, dict)]
+        for i, e in enumerate(node):
+            if isinstance(e, dict) and part in (e.get("label"), e.get("name"), e.get("id")):
+                return i
+        raise DrocliError(f"no entry named {part!r}", file=file, key=path,
+                          fix=did_you_mean(part, [n for n in names if n]))
+    return part
+
+
+def apply_override(raw: dict, dotted: str, value: Any, *, file: str) -> None:
+    """Set `dotted` (e.g. solvers.ALEG.params.gamma_w) in the raw spec dict."""
+    parts = [p for p in dotted.split(".") if p]
+    if not parts:
+        raise DrocliError("empty key", file=file, fix="give a dotted key such as budget.epochs")
+    if len(parts) > MAX_DEPTH:           # each part nests a level: bounded as YAML nesting is
+        raise DrocliError(f"the key has more than {MAX_DEPTH} dotted parts", file=file,
+                          key=shorten_middle(dotted, 60),
+                          fix="give the dotted path of a spec key, e.g. data.params.n_train")
+    node = raw
+    for depth, part in enumerate(parts[:-1]):
+        path = ".".join(parts[: depth + 1])
+        k = _child(node, part, path, file)
+        if isinstance(node, dict) and (k not in node or node[k] is None):
+            node[k] = {}
+        node = node[k]
+        if not isinstance(node, (dict, list)):
+            raise DrocliError(f"cannot set inside a {type(node).__name__}", file=file, key=path,
+                              fix="check the key path")
+    k = _child(node, parts[-1], dotted, file)
+    node[k] = value
 
 
 def split_top(text: str) -> list[str]:
@@ -50,8 +116,6 @@ def sweep_key(key: str) -> str:
 def positional(overrides, multirun: bool) -> list[tuple[str, Any]]:
     """Positional `key=value` overrides as (key, value) pairs; with multirun, a value with
     top-level commas becomes a list set on the parameter's grid."""
-    from drocli.spec import parse_set
-
     out = []
     for item in overrides or ():
         if "=" not in item:

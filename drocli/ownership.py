@@ -15,9 +15,10 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+from drocli.atomic import atomic_write_text
 from drocli.errors import DrocliError
 from drocli.files import read_bytes
-from drocli.integrity import MAX_MANIFEST_BYTES
+from drocli.layout import MAX_MANIFEST_BYTES
 
 MARK = ".drocli.json"
 
@@ -62,7 +63,6 @@ def claim(out: Path, experiment: str) -> None:
             return
     out.mkdir(parents=True, exist_ok=True)
     from drocli import __version__
-    from drocli.records import atomic_write_text
 
     atomic_write_text(out / MARK, json.dumps(
         {"experiment": experiment, "drocli": __version__,

@@ -37,15 +37,13 @@ from drocli import __version__, registry  # noqa: E402
 from drocli.aggregate import aggregate, apply_filter, metric_as_x  # noqa: E402
 from drocli.errors import DrocliError, did_you_mean  # noqa: E402
 from drocli.plots import validate_figure  # noqa: E402
-from drocli.plots.curves import FigureSpec, PanelSpec  # noqa: E402
+from drocli.plots.curves_model import DEFAULT_XLABELS, FigureSpec, PanelSpec  # noqa: E402,F401
 
 FORMATS = ("png", "pdf", "svg")
 # Okabe-Ito (color-blind safe, minus the yellow that vanishes on white), then tab10 extras.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
            "#8c564b", "#7f7f7f", "#bcbd22", "#17becf", "#9467bd")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
-DEFAULT_XLABELS = {"oracle_calls": "# oracle calls", "time_s": "wall time (s)",
-                   "step": "checkpoint", "iteration": "iteration"}
 RC = {
     "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "xtick.labelsize": 8,
     "ytick.labelsize": 8, "legend.fontsize": 9, "axes.spines.top": False,

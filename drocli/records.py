@@ -15,14 +15,14 @@ import re
 import socket
 import subprocess
 import sys
-import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from drocli.atomic import FILE_MODE, atomic_write, atomic_write_text  # noqa: F401 (API here)
 from drocli.errors import DrocliError
-from drocli.integrity import RECORDS
+from drocli.layout import RECORDS
 from drocli.status import DONE, finished  # noqa: F401  (records.finished is the API)
 
 if TYPE_CHECKING:
@@ -36,37 +36,6 @@ ROW_FIELDS = ["step", "oracle_calls", "time_s", "metric", "value"]
 STRING_COLUMNS = ("experiment", "cell", "solver", "label", "dataset", "metric", "setting")
 NA_TEXT = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
            "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
-
-
-def _file_mode() -> int:
-    """0o666 less the user's umask: what open() would give (mkstemp gives 0600)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-FILE_MODE = _file_mode()
-
-
-def atomic_write(path: Path, write, mode: str = "wb") -> None:
-    """`write(fh)` into a temp file in the same folder, then rename: never a half-written
-    file. The file gets the user's umask, so a shared results folder stays readable."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, mode) as fh:
-            write(fh)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write(path, lambda fh: fh.write(text), "w")
 
 
 def cell_path(out: Path, cell_id: str) -> Path:

@@ -19,8 +19,18 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from drocli import paired, registry
-from drocli.errors import DrocliError, did_you_mean, shorten_middle
+from drocli.errors import DrocliError, did_you_mean
 from drocli.files import MAX_SPEC_BYTES
+from drocli.overrides import _child, apply_override, parse_set, select  # noqa: F401 (API here)
+from drocli.safe_yaml import (  # noqa: F401 -- kept importable from here
+    MAX_ALIASES,
+    MAX_DEPTH,
+    MAX_NODES,
+    YAMLTooLarge,
+    _expanded_size,
+    _Loader,
+    yaml_load,
+)
 
 PROFILES = ("smoke", "quick", "paper")
 
@@ -37,96 +47,6 @@ BUDGET_LIMITS = {"oracle_calls": ("DROCLI_MAX_ORACLE_CALLS", 1e12, "oracle calls
                                   2.0**62),
                  "epochs": ("DROCLI_MAX_EPOCHS", 1e6, "epochs per cell", 1e15)}
 MAX_CELLS = ("DROCLI_MAX_CELLS", 100_000)   # a grid past this is a typo, refused at load
-MAX_ALIASES = 100          # alias uses per document
-MAX_NODES = 100_000        # nodes once every alias is expanded (a spec has about 1,000)
-MAX_DEPTH = 50             # nesting levels of mappings and lists (a spec has about 6)
-
-
-class YAMLTooLarge(yaml.YAMLError):
-    """An alias bomb, or a document too large to be a spec."""
-
-    def __init__(self, problem: str):
-        super().__init__(problem)
-        self.problem, self.problem_mark = problem, None
-
-
-class _Loader(yaml.SafeLoader):
-    """Safe loader that reads YAML 1.2 floats such as 1e-3 as numbers (PyYAML reads strings)
-    and counts alias uses (`yaml_load` bounds them)."""
-
-    aliases = 0
-    depth = 0
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            self.aliases += 1
-            if self.aliases > MAX_ALIASES:
-                raise YAMLTooLarge(f"more than {MAX_ALIASES} aliases (*name)")
-        self.depth += 1          # composing is recursive: bound it before Python's limit
-        try:
-            if self.depth > MAX_DEPTH:
-                raise YAMLTooLarge(f"mappings or lists nested more than {MAX_DEPTH} levels")
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-
-    def construct_mapping(self, node, deep=False):
-        """A key written twice in one mapping is an error (PyYAML keeps the last silently,
-        so a second `profiles:` would hide the first)."""
-        if isinstance(node, yaml.MappingNode):
-            seen = {}
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
-                        key_node, yaml.ScalarNode):
-                    continue
-                if key_node.value in seen:
-                    raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping", node.start_mark,
-                        f"found duplicate key {key_node.value!r} (first on line "
-                        f"{seen[key_node.value] + 1})", key_node.start_mark)
-                seen[key_node.value] = key_node.start_mark.line
-        return super().construct_mapping(node, deep=deep)
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-    |[-+]?\.(?:inf|Inf|INF)
-    |\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."))
-
-
-def _expanded_size(node, memo: dict) -> int:
-    """Nodes of the document with every alias expanded (memoised: O(distinct nodes))."""
-    key = id(node)
-    if key in memo:
-        return memo[key]
-    memo[key] = MAX_NODES + 1           # a cycle counts as too large
-    n = 1
-    if isinstance(node, yaml.SequenceNode):
-        n += sum(_expanded_size(v, memo) for v in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        n += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
-    memo[key] = n
-    return n
-
-
-def yaml_load(text: str):
-    """Safe YAML with bounded aliases: at most MAX_ALIASES uses and MAX_NODES nodes once
-    expanded (an alias bomb is refused before it is built)."""
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        if _expanded_size(node, {}) > MAX_NODES:
-            raise YAMLTooLarge(f"the document expands to more than {MAX_NODES:,} nodes "
-                               "(nested aliases)")
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
 
 
 class _Strict(BaseModel):
@@ -368,69 +288,6 @@ class Spec(_Strict):
         return out
 
 
-# --- overrides ------------------------------------------------------------------------------
-
-def parse_set(items, *, where: str = "--set") -> list[tuple[str, Any]]:
-    """`KEY=VALUE` strings -> (dotted key, YAML-parsed value)."""
-    out = []
-    for item in items or ():
-        if "=" not in item:
-            raise DrocliError(f"{item!r} is not KEY=VALUE", key=where,
-                              fix="write e.g. --set data.params.n_train=200")
-        key, raw = item.split("=", 1)
-        try:
-            value = yaml_load(raw) if raw.strip() else ""
-        except YAMLTooLarge as e:
-            raise DrocliError(f"the value has {e.problem}",
-                              key=f"{where} {shorten_middle(key.strip(), 60)}",
-                              fix="give a short YAML value, e.g. --set seeds=[0, 1, 2]") from None
-        except yaml.YAMLError:
-            value = raw
-        out.append((key.strip(), value))
-    return out
-
-
-def _child(node, part: str, path: str, file: str):
-    """Step into a mapping key, a list index, or a list entry named by its name/label."""
-    if isinstance(node, list):
-        if part.lstrip("-").isdigit():
-            i = int(part)
-            if -len(node) <= i < len(node):
-                return i
-            raise DrocliError(f"index {i} out of range ({len(node)} entries)", file=file, key=path,
-                              fix=f"use 0..{len(node) - 1}")
-        names = [e.get("label") or e.get("name") for e in node if isinstance(e, dict)]
-        for i, e in enumerate(node):
-            if isinstance(e, dict) and part in (e.get("label"), e.get("name"), e.get("id")):
-                return i
-        raise DrocliError(f"no entry named {part!r}", file=file, key=path,
-                          fix=did_you_mean(part, [n for n in names if n]))
-    return part
-
-
-def apply_override(raw: dict, dotted: str, value: Any, *, file: str) -> None:
-    """Set `dotted` (e.g. solvers.ALEG.params.gamma_w) in the raw spec dict."""
-    parts = [p for p in dotted.split(".") if p]
-    if not parts:
-        raise DrocliError("empty key", file=file, fix="give a dotted key such as budget.epochs")
-    if len(parts) > MAX_DEPTH:           # each part nests a level: bounded as YAML nesting is
-        raise DrocliError(f"the key has more than {MAX_DEPTH} dotted parts", file=file,
-                          key=shorten_middle(dotted, 60),
-                          fix="give the dotted path of a spec key, e.g. data.params.n_train")
-    node = raw
-    for depth, part in enumerate(parts[:-1]):
-        path = ".".join(parts[: depth + 1])
-        k = _child(node, part, path, file)
-        if isinstance(node, dict) and (k not in node or node[k] is None):
-            node[k] = {}
-        node = node[k]
-        if not isinstance(node, (dict, list)):
-            raise DrocliError(f"cannot set inside a {type(node).__name__}", file=file, key=path,
-                              fix="check the key path")
-    k = _child(node, parts[-1], dotted, file)
-    node[k] = value
-
-
 # --- loading --------------------------------------------------------------------------------
 
 def _loc(err) -> str:
@@ -572,8 +429,6 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
     for k, v in overrides:
         apply_override(raw, k, v, file=f"{file} (--set {k})")
     if solvers or data:
-        from drocli.overrides import select
-
         select(raw, solvers, data, file=file)
     raw["profile"] = chosen
     try:

@@ -1,0 +1,8 @@
+"""Names and size limits of a results folder's files, in an import-light module: the resume
+fast path, the records, their integrity check and the ownership mark all read them, and
+none of those need import another for a constant."""
+
+from __future__ import annotations
+
+RECORDS = "records.csv.gz"         # gzip of the tidy CSV, deterministic bytes
+MAX_MANIFEST_BYTES = 256 << 20     # per-cell statuses: ~200 bytes a cell

@@ -1,0 +1,180 @@
+"""One cell in this process: its data (cached per process), its problem, its solver under
+the monitor, and what it hands back (rows, status, artifacts). What every worker runs, local
+or on a dask cluster (drocli.backends); the runner (drocli.runner) decides which cells run
+where and writes what comes back."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import traceback
+from collections import OrderedDict
+
+import numpy as np
+
+from drocli import progress, registry
+from drocli.cells import Cell
+from drocli.errors import DrocliError
+from drocli.monitor import Monitor
+
+_DATA_CACHE: OrderedDict = OrderedDict()
+_DATA_CACHE_SIZE = 2
+
+
+def load_data(name: str, params: dict, seed: int):
+    """Data of a (source, params, seed), cached per process so solvers share samples."""
+    key = (name, json.dumps(params, sort_keys=True, default=str), seed)
+    if key in _DATA_CACHE:
+        _DATA_CACHE.move_to_end(key)
+        return _DATA_CACHE[key]
+    data = registry.get("data", name).func(params, seed)
+    _DATA_CACHE[key] = data
+    while len(_DATA_CACHE) > _DATA_CACHE_SIZE:
+        _DATA_CACHE.popitem(last=False)
+    return data
+
+
+def budget_calls(budget: dict, problem) -> int:
+    if budget.get("oracle_calls"):
+        return int(budget["oracle_calls"])
+    return int(round(float(budget["epochs"]) * int(problem.N)))
+
+
+def execute(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict]:
+    """Run one cell: (rows, status); see `run_cell`."""
+    rows, status, _ = run_cell(cell, blas_threads)
+    return rows, status
+
+
+_BLAS_LIMIT: list[int] = []
+
+
+def _limit_blas(threads: int) -> None:
+    """Limit the BLAS / OpenMP pools of this process to `threads`, once per process (a
+    threadpoolctl scan of the loaded libraries per cell cost a quarter of a small cell)."""
+    if _BLAS_LIMIT == [threads]:
+        return
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads)
+    _BLAS_LIMIT[:] = [threads]
+
+
+_WARM: set[tuple] = set()     # (solver, problem, data) whose kernels this process has run
+WARMUP_FRACTION = 0.01       # of the budget, for the warm-up run
+
+
+def _build(cell: Cell):
+    data = load_data(cell.data_name, cell.data_params, cell.data_seed)
+    return registry.get("problem", cell.problem_name).func(data, cell.problem_params)
+
+
+def _solve(cell: Cell, problem, monitor) -> None:
+    """The cell's solver on `problem` until `monitor` stops it, then the final record."""
+    rng = np.random.default_rng(cell.seed_sequence())
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        point = registry.get("solver", cell.solver).func(problem, dict(cell.solver_params),
+                                                         rng, monitor)
+        if point is None:
+            monitor.finish()
+        else:
+            point = point if isinstance(point, tuple) else (point,)
+            monitor.finish(*point)
+            if hasattr(problem, "artifacts"):
+                for k, v in problem.artifacts(*point).items():
+                    monitor.keep(k, v)
+
+
+def warm_up(cell: Cell) -> float:
+    """Before the first cell of a (solver, problem, data) in this process: the same solver
+    on its own copy of the problem for 1 % of the budget, discarded, so that loading and
+    compiling its kernels (numba: seconds in a fresh worker) stays off the cell's clock.
+    Seconds spent (0 when already warm). The cell's numbers do not depend on it: the real
+    run builds its own problem and random stream. A warm-up that fails is ignored: the
+    cell itself then fails or succeeds on its own."""
+    key = (cell.solver, cell.problem_name, cell.data_name)
+    if key in _WARM:
+        return 0.0
+    _WARM.add(key)
+    t0 = time.perf_counter()
+    try:
+        problem = _build(cell)
+        budget = budget_calls(cell.budget, problem)
+        monitor = Monitor(problem, max(1, int(budget * WARMUP_FRACTION)), checkpoints=2,
+                          metrics=cell.metrics or None)
+        _solve(cell, problem, monitor)
+    except Exception:  # noqa: BLE001 -- the real run reports any failure
+        pass
+    return time.perf_counter() - t0
+
+
+def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict]:
+    """Run one cell: its rows, its status and the arrays it hands over (the monitor's
+    `keep`, and the problem's `artifacts(point)` at the output point). Never raises for
+    solver failures: they become the cell's status. Kernels are warmed up first
+    (`warm_up`), so `time_s` starts with the solver's own work; the warm-up's seconds are
+    in the status as `warmup_s`."""
+    t0 = time.time()
+    rows, status, artifacts = [], {"status": "failed"}, {}
+    _limit_blas(blas_threads)
+    warm = 0.0
+    try:
+        warm = warm_up(cell)
+        problem = _build(cell)
+        monitor = Monitor(problem, budget_calls(cell.budget, problem),
+                          checkpoints=cell.budget.get("checkpoints", 50),
+                          spacing=cell.budget.get("spacing", "linear"),
+                          metrics=cell.metrics or None,
+                          max_time_s=cell.budget.get("max_time_s"))
+        monitor.on_record = progress.reporter(cell.id)
+        _solve(cell, problem, monitor)
+        rows = monitor.rows
+        artifacts = monitor.artifacts
+        status = {"status": monitor.status, "oracle_calls": monitor.calls,
+                  "budget": monitor.budget, "solver_time_s": monitor.elapsed()}
+    except DrocliError as e:
+        status = {"status": "failed", "error": str(e)}
+    except Exception as e:  # a failing cell must not stop the others
+        status = {"status": "failed", "error": f"{type(e).__name__}: {e}",
+                  "traceback": traceback.format_exc()}
+    status.update(cell=cell.id, label=cell.label, seed=cell.seed, wall_s=time.time() - t0,
+                  warmup_s=round(warm, 3), host=socket.gethostname(), pid=os.getpid())
+    return rows, status, artifacts
+
+
+_WATCHING: list[int] = []
+
+
+def _leave_sigint_to_parent() -> None:
+    """In a worker process, ignore Ctrl-C: the parent stops the run and its workers, and a
+    worker's own KeyboardInterrupt would print a stray `Process LokyProcess-1:` block. A
+    worker whose parent is the drocli process also watches it and exits within a second
+    once it is gone (killed with -9, or ended by a signal), instead of finishing its cell
+    for nobody."""
+    parent = os.environ.get("DROCLI_PARENT_PID")
+    if parent and int(parent) != os.getpid():
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if not _WATCHING and os.getppid() == int(parent):
+            _WATCHING.append(int(parent))
+
+            def watch():
+                while os.getppid() == int(parent):
+                    time.sleep(1.0)
+                os._exit(143)
+
+            threading.Thread(target=watch, daemon=True, name="drocli-parent-watch").start()
+
+
+def _run_remote(cell: Cell, blas_threads: int) -> tuple[str, list, dict, dict]:
+    """A cell on a worker: (cell id, rows, status, artifacts), returned to the client, which
+    writes them. Workers need no access to the results folder (clusters without a shared
+    file system)."""
+    _leave_sigint_to_parent()
+    rows, status, artifacts = run_cell(cell, blas_threads)
+    return cell.id, rows, status, artifacts
