@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -57,6 +58,33 @@ def _tolerance(ctx, param, value):
                           fix=f"give a finite number >= 0, e.g. --{param.name} "
                           f"{param.default:g}")
     return value
+
+
+@contextlib.contextmanager
+def _writing(folder):
+    """Name `folder` (a path, or a callable giving it) in an OSError that carries no path:
+    a write to an open file (disk full, a file-size limit) printed "(no path)"."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename is not None or _failed_stream(e):
+            raise
+        where = folder() if callable(folder) else folder
+        raise OSError(e.errno, e.strerror or str(e), str(where)) from e
+
+
+def _failed_stream(e: OSError) -> str | None:
+    """"standard output" (or error) when `e` was raised writing it with click.echo (`drocli
+    list > /dev/full`, a closed pipe): what an OSError without a path names instead of
+    "(no path)"."""
+    tb = e.__traceback__
+    while tb is not None:
+        code, names = tb.tb_frame.f_code, tb.tb_frame.f_locals
+        if code.co_name == "echo" and "click" in code.co_filename:
+            err = names.get("err") or names.get("file") is sys.stderr
+            return "standard error" if err else "standard output"
+        tb = tb.tb_next
+    return None
 
 
 def _default_out(spec) -> Path:
@@ -160,8 +188,10 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
         return
     log = (lambda *a, **k: None) if quiet else (lambda m: click.echo(m, err=True))
     try:
-        summary = runner.run(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
-                             force=force, quiet=quiet, log=log, run_key=key)
+        with _writing(out):
+            summary = runner.run(spec, out, n_jobs=n_jobs, backend=backend,
+                                 scheduler=scheduler, force=force, quiet=quiet, log=log,
+                                 run_key=key)
     except DrocliError as e:
         if e.file:
             raise
@@ -217,9 +247,20 @@ def plot(results_dir, out, fmt):
         from drocli.ownership import inside
 
         inside(Path(results_dir), Path(results_dir) / "figures" / "figure")
-    paths = plot_figures(df, spec.figures, Path(out or Path(results_dir) / "figures"), fmt=fmt,
-                         experiment_title=spec.title or spec.name,
-                         context={"spec": spec, "results_dir": Path(results_dir)})
+    folder = Path(out or Path(results_dir) / "figures")
+    try:
+        with _writing(folder):
+            paths = plot_figures(df, spec.figures, folder, fmt=fmt,
+                                 experiment_title=spec.title or spec.name,
+                                 context={"spec": spec, "results_dir": Path(results_dir)})
+    except ValueError as e:     # a label drawn as mathtext ($\frac{1$) that matplotlib refuses
+        from drocli.plots import MATH_FIX, mathtext_failure
+
+        why = mathtext_failure(e)
+        if why is None:
+            raise
+        raise DrocliError(why, file=str(Path(results_dir) / "spec.yaml"),
+                          fix=MATH_FIX) from None
     for p in paths:
         click.echo(str(p))
 
@@ -385,11 +426,13 @@ def report(results_dirs, out, readme, check):
                                   "README.md --check")
         pages = [rep._load(d) for d in results_dirs]
     else:
-        pages = rep.write(list(results_dirs), out)
+        with _writing(out):
+            pages = rep.write(list(results_dirs), out)
         click.echo(f"report: {out / 'index.html'} ({len(pages)} pages)")
     if readme is not None:
         link = os.path.relpath(out, Path(readme).parent)
-        current = rep.update_readme(readme, rep.readme_block(pages, link), check)
+        with _writing(readme):
+            current = rep.update_readme(readme, rep.readme_block(pages, link), check)
         if check and not current:
             click.echo(f"{readme}: the status block is stale; run `drocli report "
                        f"{' '.join(map(str, results_dirs))} --out {out} --readme {readme}`",
@@ -432,11 +475,12 @@ def data_fetch(name, mirror, files, to, quiet):
     """Download NAME's files from the data set's public address, verify each against its
     published checksum (or the first download's size and SHA-256) and place it atomically;
     an interrupted download resumes."""
-    from drocli import datasets
+    from drocli import datasets, registry
 
-    for path in datasets.fetch(name, mirror=mirror, files=files, to=to, quiet=quiet,
-                               log=lambda m: click.echo(m, err=True)):
-        click.echo(str(path))
+    with _writing(lambda: to or datasets.folder_of(registry.get("data", name))):
+        for path in datasets.fetch(name, mirror=mirror, files=files, to=to, quiet=quiet,
+                                   log=lambda m: click.echo(m, err=True)):
+            click.echo(str(path))
 
 
 def _saved_spec(results_dir):
@@ -465,10 +509,14 @@ def os_error_line(e: OSError) -> str:
     """An OSError as one line with the path and the fix (a long path loses its middle)."""
     from drocli.errors import fit_line
 
-    path = e.filename if e.filename is not None else "(no path)"
+    stream = None if e.filename is not None else _failed_stream(e)
+    path = e.filename if e.filename is not None else stream
     what = e.strerror or type(e).__name__
     fix = OS_FIXES.get(e.errno, "check the path and the disk")
-    return fit_line(str(path), None, what, fix)
+    if stream:
+        fix = (f"{stream} goes to a full disk or a closed pipe: send it where it can be "
+               "written")
+    return fit_line(None if path is None else str(path), None, what, fix)
 
 
 class Terminated(KeyboardInterrupt):

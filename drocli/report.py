@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -70,9 +71,36 @@ def _load(results_dir: Path) -> Page:
 
         t = pd.to_numeric(df["time_s"], errors="coerce").groupby(df["cell"]).max()
         times = {str(k): float(v) for k, v in t.items() if math.isfinite(v)}
-    return Page(results_dir.name, spec.name, spec.title or spec.name, spec.profile,
+    return Page(page_name(results_dir), spec.name, spec.title or spec.name, spec.profile,
                 list(spec.seeds), judged.manifest, claims, figures, completeness.note(),
                 " ".join((spec.description or "").split()), captions, cell_times=times)
+
+
+def page_name(results_dir) -> str:
+    """A results folder's page name: its own name, taken from the absolute path so that
+    `report .` is named after the folder (it wrote `.md` and spilled the figures into the
+    report folder)."""
+    return Path(os.path.abspath(results_dir)).name
+
+
+PLAIN = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _name(name: str, code: bool = False) -> str:
+    """A folder name in Markdown: as it is (in a code span if `code`) when plain (letters,
+    digits, _ . -), else escaped as user text: a folder may be called anything, and a code
+    span cannot escape a backtick."""
+    if PLAIN.fullmatch(name):
+        return f"`{name}`" if code else name
+    return md(name)
+
+
+def _url(path: str) -> str:
+    """A relative link to a page or a figure, percent-encoded: a folder named `a) | b` stays
+    one link (plain names are unchanged)."""
+    from urllib.parse import quote
+
+    return quote(path)
 
 
 def _drawn(fig) -> str:
@@ -133,8 +161,8 @@ def status_line(page: Page, link: str) -> str:
     """One README line: folder, profile, seeds, verdict counts, inconclusive share, post-hoc
     and tuning-seed counts."""
     inc, post, tuned = shares(page)
-    return (f"| [{page.name}]({link}) | {page.profile} | {len(page.seeds)} | {summary(page)} "
-            f"| {inc} | {post} | {tuned} |")
+    return (f"| [{_name(page.name)}]({_url(link)}) | {page.profile} | {len(page.seeds)} "
+            f"| {summary(page)} | {inc} | {post} | {tuned} |")
 
 
 def flags(c) -> str:
@@ -348,8 +376,8 @@ def markdown(page: Page) -> str:
     lines = [f"# {md(page.title)}", ""]
     if dirty_note(page):
         lines += [f"> **Dirty.** {dirty_note(page)}", ""]
-    lines += [f"Results folder `{page.name}`." + (f" **{page.note}**." if page.note else ""),
-              "", "| | |", "|---|---|"]
+    lines += [f"Results folder {_name(page.name, code=True)}."
+              + (f" **{page.note}**." if page.note else ""), "", "| | |", "|---|---|"]
     lines += [f"| {k} | {cell(v)} |" for k, v in _provenance(page)]
     if page.description:
         lines += ["", "## Settings, deviations and stand-ins", "", md(page.description)]
@@ -380,7 +408,7 @@ def markdown(page: Page) -> str:
     lines += ["", "## Figures", ""]
     for f, link in zip(page.figures, page.links or [], strict=False):
         title, caption = _caption(page, f)
-        lines += [f"![{f.stem}]({link})", ""]
+        lines += [f"![{_name(f.stem)}]({_url(link)})", ""]
         if title or caption:
             lines += [(f"**{md(title)}.** " if title else "") + md(caption), ""]
     if not page.figures:
@@ -456,7 +484,7 @@ def html_page(page: Page) -> str:
         title, caption = _caption(page, f)
         text = (f"<b>{e(title)}.</b> " if title else "") + e(caption) if (
             title or caption) else e(f.stem)
-        return (f'<figure><img src="{e(link)}" alt="{e(f.stem)}"><figcaption>{text}'
+        return (f'<figure><img src="{e(_url(link))}" alt="{e(f.stem)}"><figcaption>{text}'
                 "</figcaption></figure>")
 
     figs = "".join(fig(f, link) for f, link in zip(page.figures, page.links or [],
@@ -534,7 +562,8 @@ def index(pages: list[Page], ext: str) -> str:
         commit, dirty = _commit(p)
         note = f" <small>({e(p.note)})</small>" if p.note else ""
         rows.append(
-            f"<tr><td><a href=\"{e(p.name)}.html\">{e(p.name)}</a></td><td>{e(p.profile)}</td>"
+            f"<tr><td><a href=\"{e(_url(p.name + '.html'))}\">{e(p.name)}</a></td>"
+            f"<td>{e(p.profile)}</td>"
             f"<td class=\"num\">{len(p.seeds)}</td><td>{badges(counts(p))}{note}</td>"
             + "".join(f"<td class=\"num\">{e(x)}</td>" for x in shares(p))
             + f"<td><code>{e(commit)}</code>"
@@ -581,12 +610,18 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
     `out/<folder>/` and linked relatively: the folder stays whole when moved or copied."""
     from drocli.records import atomic_write_text
 
+    names = [page_name(d) for d in results_dirs]     # before any folder is judged
+    for d, n in zip(results_dirs, names, strict=True):
+        same = [str(o) for o, m in zip(results_dirs, names, strict=True) if m == n and o != d]
+        if same:          # each would overwrite the other's page
+            raise DrocliError(f"shares its name {n!r} with {same[0]}; a report page is "
+                              "named after its folder", file=str(d),
+                              fix="report them separately, or copy one under another name")
+        if n in ("", "index"):
+            raise DrocliError(f"a report page is named after its folder, and {n or '/'!r} "
+                              "cannot be one (index.md is the report's own page)",
+                              file=str(d), fix="copy the folder under another name")
     pages = [_load(d) for d in results_dirs]
-    names = [p.name for p in pages]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise DrocliError(f"two results folders share the name {dup[0]!r}; a report page "
-                          "is named after its folder", fix="report them separately")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for p in pages:

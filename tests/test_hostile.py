@@ -426,15 +426,16 @@ def test_binary_and_huge_specs(tmp_path, capsys):
     one_line_exit_2(call("run", huge, "-q"), capsys, "too large")
 
 
-def _drocli(*args, cwd=None, timeout=120):
+def _drocli(*args, cwd=None, timeout=120, stdout=None, preexec_fn=None):
     """drocli in a subprocess that must finish within `timeout` seconds (a FIFO or a device
     that is waited on fails the test instead of hanging it): (exit code, stderr)."""
     import subprocess
     import sys
 
     proc = subprocess.run([sys.executable, "-m", "drocli", *map(str, args)], cwd=cwd,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=timeout)
+                          stdin=subprocess.DEVNULL, stdout=stdout or subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout,
+                          preexec_fn=preexec_fn)
     return proc.returncode, proc.stderr.strip()
 
 
@@ -804,6 +805,104 @@ def test_compressed_data_files_are_read_through_the_cap(tmp_path):
     np.savez_compressed(path, X_train=np.zeros((1000, 1000)))
     assert path.stat().st_size < 100_000
     assert registry.get("data", "npz").memory({"path": str(path)}) >= 16_000_000
+
+
+def test_report_pages_never_overwrite_each_other(done_run, tmp_path, capsys):
+    """A report page is named after its folder: two folders of one name (a/res, b/res), one
+    named `index` (the report's own page) are refused before anything is written; `report
+    .` is named after the folder (it wrote `.md` and spilled the figures)."""
+    assert call("plot", done_run) == 0
+    for sub in ("a", "b"):
+        shutil.copytree(done_run, tmp_path / sub / "res")
+    shutil.copytree(done_run, tmp_path / "index")
+    rep = tmp_path / "report"
+    capsys.readouterr()
+    code = call("report", tmp_path / "a" / "res", tmp_path / "b" / "res", "--out", rep)
+    one_line_exit_2(code, capsys, str(tmp_path / "a" / "res"), str(tmp_path / "b" / "res"),
+                    "shares its name 'res'", "fix:")
+    code = call("report", done_run, tmp_path / "index", "--out", rep)
+    one_line_exit_2(code, capsys, str(tmp_path / "index"), "index.md", "fix:")
+    assert not rep.exists()
+    os.chdir(done_run)
+    try:
+        assert call("report", ".", "--out", rep) == 0
+    finally:
+        os.chdir(tmp_path)
+    assert sorted(p.name for p in rep.iterdir()) == ["index.html", "index.md", "res",
+                                                     "res.html", "res.md"]
+
+
+def test_report_escapes_a_folder_name(done_run, tmp_path):
+    """A results folder may be called anything: its name was written raw into the pages'
+    Markdown (a code span a backtick ends, a link a parenthesis ends, a table cell)."""
+    import re
+    from urllib.parse import unquote
+
+    name = "x`<b>hi<b>`](javascript:alert(1)) | y"
+    folder = tmp_path / name
+    shutil.copytree(done_run, folder)
+    assert call("plot", folder) == 0
+    rep = tmp_path / "report"
+    assert call("report", folder, "--out", rep) == 0
+    index, page = (rep / "index.md").read_text(), (rep / f"{name}.md").read_text()
+    for text in (index, page):
+        assert "<b>" not in text and "](javascript:" not in text
+    for html in ((rep / "index.html").read_text(), (rep / f"{name}.html").read_text()):
+        assert "<b>hi" not in html and "&lt;b&gt;hi" in html
+    row = next(ln for ln in index.splitlines() if "hi" in ln)
+    head = next(ln for ln in index.splitlines() if ln.startswith("| results"))
+    assert len(re.findall(r"(?<!\\)\|", row)) == head.count("|"), row     # no extra cell
+    link = row.split("](", 1)[1].split(")", 1)[0]
+
+    assert unquote(link) == f"{name}.md" and (rep / unquote(link)).is_file()
+
+
+@pytest.mark.parametrize("where", ["figures.fig_tiny.title", "figures.0.panels.1.ylabel",
+                                   "figures.0.xlabel"])
+def test_bad_mathtext_in_figure_texts_refused_at_load(where, tiny_spec, tmp_path, capsys):
+    """matplotlib reads a text with two $ as mathtext: `$\frac{1$` in a title or a label
+    failed only when the figure was drawn, after the run (exit 3, a multi-line
+    ParseException)."""
+    out = tmp_path / "res"
+    key = where.replace("figures.fig_tiny", "figures.0")
+    code = call("run", tiny_spec, "--out", out, "-q", "--set", f"{key}='$\\frac{{1$'")
+    err = one_line_exit_2(code, capsys, str(tiny_spec), "not valid mathtext", "fix:")
+    assert "figures[0]." in err, err
+    assert not out.exists()
+    assert call("show", tiny_spec, "--set", f"{key}='cost $5, $x^2$ and \\$'") == 0
+
+
+def test_bad_mathtext_in_a_label_is_exit_2_at_plot_time(tiny_spec, tmp_path, capsys):
+    """A solver label is drawn in the legend: the same error at plot time is one line
+    naming the folder's spec.yaml, and no figure is left half-written."""
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q",
+                "--set", "solvers.SMD.label='$\\frac{1$'",
+                "--set", "claims.0.others=['$\\frac{1$']") == 0
+    capsys.readouterr()
+    one_line_exit_2(call("plot", out), capsys, str(out / "spec.yaml"), "not valid mathtext",
+                    "\\frac{1", "fix:")
+    assert not list((out / "figures").iterdir())
+
+
+def test_os_errors_name_the_file_or_the_stream(done_run, tiny_spec, tmp_path):
+    """An OSError of a write to an open file carries no path: output to a full disk and a
+    file-size limit said "(no path)". They name the stream, or the folder being written."""
+    import resource
+
+    code, err = _drocli("list", stdout=open("/dev/full", "w"))
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith("drocli: error: standard output: No space left") and "fix:" in err
+
+    def small():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    for args, folder in ((("plot", done_run), done_run / "figures"),
+                         (("run", tiny_spec, "--out", tmp_path / "new", "-q"),
+                          tmp_path / "new")):
+        code, err = _drocli(*args, preexec_fn=small)
+        assert code == 2 and len(err.splitlines()) == 1, err
+        assert f"error: {folder}: File too large" in err and "(no path)" not in err, err
 
 
 def test_two_runs_at_once_on_one_folder(tiny_spec, tmp_path):
