@@ -1,8 +1,11 @@
-"""Run the cells of a spec in parallel (joblib), skip finished ones, merge the records."""
+"""Run the cells of a spec in parallel (joblib), skip finished ones, merge the records.
+
+The orchestration: which cells run (resume, recorded folders), where (local processes, or
+dask through drocli.backends), writing what comes back. One cell's run is drocli.worker's,
+the manifest's assembly drocli.manifest's."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -10,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from drocli import backends, ownership, progress, records, registration, registry
+from drocli import backends, manifest, ownership, progress, records, registration, registry
 from drocli.backends import dask_timeout  # noqa: F401 -- kept importable from here
 from drocli.cells import expand
 from drocli.errors import DrocliError
@@ -289,7 +292,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         known.update(_adopt_recorded(out, cells, known))
     pending = [c for c in cells if force or not records.finished(known[c.id][0])]
     spec_text = dump_spec(spec)
-    spec_sha1 = hashlib.sha1(spec_text.encode()).hexdigest()
+    spec_sha1 = manifest.spec_digest(spec_text)
     # recorded folders keep no cell files: their records are checked against the manifest;
     # a run's folder with every cell finished is the same case (nothing runs: the manifest
     # keeps when and how its cells ran, a revised spec is noted as such)
@@ -303,13 +306,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     if man is not None:      # same runs, revised claims / figures / text: re-record the spec
         ownership.claim(out, spec.name)
         records.atomic_write_text(out / "spec.yaml", spec_text)
-        prov = records.provenance()
-        man = {**man, "spec_sha1": spec_sha1, "run_key": run_key,
-               "claims": registration.register(man.get("claims"), spec.claims),
-               "spec_revised": {
-            "at": datetime.now(timezone.utc).isoformat(),
-            **{k: prov.get(k) for k in ("drocli", "git_commit", "git_dirty")}}}
-        records.atomic_write_text(out / "manifest.json", json.dumps(man, indent=1, default=str))
+        manifest.write(out, manifest.revised(man, spec, spec_sha1=spec_sha1, run_key=run_key))
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells already in the "
             f"records; spec.yaml updated (claims, figures, text) -> {out}")
         return RunSummary(out, len(cells), len(cells), 0, [], records.records_path(out))
@@ -344,19 +341,9 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     rec_path = records.write_records(out, df)
     records.merge_artifacts(out, cells, cell_st)
     records.atomic_write_text(out / "spec.yaml", spec_text)
-    statuses = {}
-    for c in cells:
-        st = cell_st.get(c.id) or {"status": "missing"}
-        statuses[c.id] = {"label": c.label, "seed": c.seed, "status": st.get("status"),
-                          "error": st.get("error"),
-                          "at": registration.earliest(first_ran.get(c.id), st.get("at"))}
-        if st.get("worker"):         # dask: address, drocli version, source digest, commit
-            statuses[c.id]["worker"] = st["worker"]
-    manifest = {"experiment": spec.name, "profile": spec.profile, "started": started,
-                "finished": datetime.now(timezone.utc).isoformat(),
-                "spec_sha1": spec_sha1, "run_key": run_key,
-                "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
-                "records_rows": len(df), "records_sha1": file_digest(rec_path),
-                **records.provenance(), "claims": claims_fixed, "cells": statuses}
-    records.atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=1, default=str))
+    statuses = manifest.cell_statuses(cells, cell_st, first_ran)
+    manifest.write(out, manifest.assemble(
+        spec, started=started, spec_sha1=spec_sha1, run_key=run_key, n_jobs=n_jobs,
+        backend=backend, records_rows=len(df), records_file=rec_path, claims=claims_fixed,
+        statuses=statuses))
     return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path)

@@ -1,0 +1,64 @@
+"""The manifest.json a run writes into its results folder, assembled from what the runner
+hands over: the resolved spec's digest and the run key, how it ran (jobs, backend, BLAS
+threads, provenance), the records' row count and checksum, the claims as fixed before its
+cells, and each cell's status with the time it first ran. Read back by
+`drocli.integrity.manifest`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from drocli import records, registration
+from drocli.integrity import file_digest
+
+
+def spec_digest(spec_text: str) -> str:
+    """SHA-1 of the resolved spec's YAML (`spec_sha1`): a manifest of another spec is stale."""
+    return hashlib.sha1(spec_text.encode()).hexdigest()
+
+
+def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
+    """Cell id -> label, seed, status, error and when it first ran (a re-run cell keeps its
+    first time: only a cell never run before can confirm a claim fixed since); with dask,
+    the worker that ran it."""
+    statuses = {}
+    for c in cells:
+        st = cell_st.get(c.id) or {"status": "missing"}
+        statuses[c.id] = {"label": c.label, "seed": c.seed, "status": st.get("status"),
+                          "error": st.get("error"),
+                          "at": registration.earliest(first_ran.get(c.id), st.get("at"))}
+        if st.get("worker"):         # dask: address, drocli version, source digest, commit
+            statuses[c.id]["worker"] = st["worker"]
+    return statuses
+
+
+def assemble(spec, *, started: str, spec_sha1: str, run_key: str | None, n_jobs: int,
+             backend: str, records_rows: int, records_file: Path, claims: dict,
+             statuses: dict) -> dict:
+    """The manifest of a run that has just merged its records (finished now)."""
+    return {"experiment": spec.name, "profile": spec.profile, "started": started,
+            "finished": datetime.now(timezone.utc).isoformat(),
+            "spec_sha1": spec_sha1, "run_key": run_key,
+            "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
+            "records_rows": records_rows, "records_sha1": file_digest(records_file),
+            **records.provenance(), "claims": claims, "cells": statuses}
+
+
+def revised(man: dict, spec, *, spec_sha1: str, run_key: str | None) -> dict:
+    """A recorded manifest for the same runs under a revised spec (claims, figures, text):
+    the new digest and run key, the claims registered anew, and when and by which drocli
+    the spec was revised."""
+    prov = records.provenance()
+    return {**man, "spec_sha1": spec_sha1, "run_key": run_key,
+            "claims": registration.register(man.get("claims"), spec.claims),
+            "spec_revised": {
+                "at": datetime.now(timezone.utc).isoformat(),
+                **{k: prov.get(k) for k in ("drocli", "git_commit", "git_dirty")}}}
+
+
+def write(out: Path, man: dict) -> None:
+    """manifest.json, atomically."""
+    records.atomic_write_text(Path(out) / "manifest.json", json.dumps(man, indent=1, default=str))
