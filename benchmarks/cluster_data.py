@@ -22,9 +22,9 @@ PARAMS = {"n_train": 6000, "n_test": 1000}
 
 
 def load():
-    from drocli.runner import _DATA_CACHE, load_data
+    from drocli.worker import forget_data, load_data
 
-    _DATA_CACHE.clear()          # every call reads the files (or the decoded cache) again
+    forget_data()                # every call reads the files (or the decoded cache) again
     entry = registry.get("data", "fashion_mnist")
     return load_data("fashion_mnist", registry.resolve_params(entry, PARAMS), 0)
 

@@ -6,7 +6,6 @@ the manifest's assembly drocli.manifest's."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -25,7 +24,9 @@ from drocli.worker import (  # noqa: F401 -- the cell-level API, kept importable
     _leave_sigint_to_parent,
     _run_remote,
     budget_calls,
+    data_key,
     execute,
+    forget_data,
     load_data,
     run_cell,
     warm_up,
@@ -52,7 +53,7 @@ def preflight(cells) -> None:
 
     seen = set()
     for c in cells:
-        key = (c.data_name, json.dumps(c.data_params, sort_keys=True, default=str))
+        key = data_key(c.data_name, c.data_params, c.data_seed)[:2]
         if key in seen:
             continue
         seen.add(key)
@@ -68,6 +69,24 @@ def preflight(cells) -> None:
                                   fix=f"{e.fix}; or download them: `{cmd}`") from None
         if entry.preflight is not None or entry.extra.get("files"):
             check_grouped(load_data(c.data_name, c.data_params, c.data_seed))
+
+
+def by_data(cells) -> list:
+    """The cells reordered so that those of one data set (source, params, seed) follow each
+    other, in the order each data set first appears: a process then loads each at most
+    once, with a cache of one. Numbers do not depend on the order (each cell has its own
+    stream); the records keep the spec's order."""
+    first: dict = {}
+    for c in cells:
+        first.setdefault(data_key(c.data_name, c.data_params, c.data_seed), len(first))
+    return sorted(cells, key=lambda c: first[data_key(c.data_name, c.data_params,
+                                                      c.data_seed)])
+
+
+def _runs_here(backend: str, n_jobs: int) -> bool:
+    """Whether cells run in this process (or in forks of it), so that the data the
+    preflight loaded are used again rather than only held."""
+    return backend in ("fork", "threading") or (backend != "dask" and n_jobs == 1)
 
 
 @dataclass
@@ -290,7 +309,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     known = {} if force else {c.id: records.read_cell(out, c.id) for c in cells}
     if not force:            # a recorded folder (no cell files) keeps the cells it holds
         known.update(_adopt_recorded(out, cells, known))
-    pending = [c for c in cells if force or not records.finished(known[c.id][0])]
+    pending = by_data([c for c in cells if force or not records.finished(known[c.id][0])])
     spec_text = dump_spec(spec)
     spec_sha1 = manifest.spec_digest(spec_text)
     # recorded folders keep no cell files: their records are checked against the manifest;
@@ -313,6 +332,8 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
     remote = backend == "dask" and bool(scheduler or os.environ.get("DROCLI_DASK_SCHEDULER"))
     if not remote:
         preflight(pending)
+        if not _runs_here(backend, n_jobs):
+            forget_data()
     client = None
     if pending and backend == "dask":
         client = backends.Dask(n_jobs, scheduler, total=len(cells),

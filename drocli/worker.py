@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 import traceback
 from collections import OrderedDict
@@ -20,20 +21,35 @@ from drocli.errors import DrocliError
 from drocli.monitor import Monitor
 
 _DATA_CACHE: OrderedDict = OrderedDict()
-_DATA_CACHE_SIZE = 2
+_DATA_CACHE_SIZE = 2          # the runner groups cells by data, so 2 is enough
+_DATA_LOCK = threading.Lock()     # the threading backend's cells share this cache
+
+
+def data_key(name: str, params: dict, seed: int) -> tuple:
+    """What identifies a loaded data set: its source, its resolved parameters, its seed."""
+    return name, json.dumps(params, sort_keys=True, default=str), seed
 
 
 def load_data(name: str, params: dict, seed: int):
-    """Data of a (source, params, seed), cached per process so solvers share samples."""
-    key = (name, json.dumps(params, sort_keys=True, default=str), seed)
-    if key in _DATA_CACHE:
-        _DATA_CACHE.move_to_end(key)
-        return _DATA_CACHE[key]
-    data = registry.get("data", name).func(params, seed)
-    _DATA_CACHE[key] = data
-    while len(_DATA_CACHE) > _DATA_CACHE_SIZE:
-        _DATA_CACHE.popitem(last=False)
-    return data
+    """Data of a (source, params, seed), loaded at most once while it stays in this
+    process's small cache (the last `_DATA_CACHE_SIZE` used), shared by the preflight,
+    warm-ups and cells (solvers then share samples)."""
+    key = data_key(name, params, seed)
+    with _DATA_LOCK:
+        if key in _DATA_CACHE:
+            _DATA_CACHE.move_to_end(key)
+            return _DATA_CACHE[key]
+        data = registry.get("data", name).func(params, seed)
+        _DATA_CACHE[key] = data
+        while len(_DATA_CACHE) > _DATA_CACHE_SIZE:
+            _DATA_CACHE.popitem(last=False)
+        return data
+
+
+def forget_data() -> None:
+    """Drop this process's loaded data (the parent's, once its cells run elsewhere)."""
+    with _DATA_LOCK:
+        _DATA_CACHE.clear()
 
 
 def budget_calls(budget: dict, problem) -> int:
@@ -156,7 +172,6 @@ def _leave_sigint_to_parent() -> None:
     parent = os.environ.get("DROCLI_PARENT_PID")
     if parent and int(parent) != os.getpid():
         import signal
-        import threading
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.SIG_IGN)

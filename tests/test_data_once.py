@@ -1,0 +1,74 @@
+"""File-backed data loaded once per process (issue 30 item 5): the preflight, the warm-ups
+and every cell of a process share one load of each data set (source, params, seed)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from drocli import registry, runner, worker
+from tests.conftest import TINY_SPEC, call
+
+
+def _spec(tmp_path):
+    """The tiny spec with data drawn per seed (3 data sets), 2 solvers: 6 cells."""
+    path = tmp_path / "spec.yaml"
+    text = (TINY_SPEC.replace("  seed: 0\n", "  seed: null\n", 1)
+            .replace("seeds: [0, 1]", "seeds: [0, 1, 2]"))
+    assert text != TINY_SPEC
+    path.write_text(text)
+    return path
+
+
+def _counted(monkeypatch, name: str = "gdro_synthetic") -> list:
+    """The seeds `name`'s loader is called with in this process; the source is marked
+    file-backed so that the preflight loads it too."""
+    entry = registry.get("data", name)
+    calls = []
+
+    def load(params, seed):
+        calls.append(seed)
+        return entry.func(params, seed)
+
+    monkeypatch.setitem(registry._REGISTRY["data"], name, dataclasses.replace(
+        entry, func=load, extra={**entry.extra, "files": True}))
+    worker.forget_data()
+    return calls
+
+
+def test_each_data_set_loaded_once_in_one_process(tmp_path, monkeypatch):
+    calls = _counted(monkeypatch)
+    assert call("run", _spec(tmp_path), "--out", tmp_path / "res", "-q") == 0
+    assert sorted(calls) == [0, 1, 2]       # 6 cells, 6 warm-ups and the preflight: 3 loads
+
+
+def test_cells_grouped_by_data_keep_their_numbers(tmp_path, monkeypatch):
+    """The runner's order (grouped by data set) changes no number; the records keep the
+    spec's order."""
+    spec = _spec(tmp_path)
+    assert call("run", spec, "--out", tmp_path / "grouped", "-q") == 0
+    monkeypatch.setattr(runner, "by_data", list)
+    assert call("run", spec, "--out", tmp_path / "spec_order", "-q") == 0
+    a, b = (pd.read_csv(tmp_path / d / "records.csv.gz").drop(columns="time_s")
+            for d in ("grouped", "spec_order"))
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_by_data_groups_in_first_appearance_order(tmp_path):
+    from drocli.cells import expand
+    from drocli.spec import load_spec
+
+    cells = expand(load_spec(_spec(tmp_path)))
+    order = runner.by_data(cells)
+    assert [c.data_seed for c in cells] == [0, 1, 2] * 2
+    assert [c.data_seed for c in order] == [0, 0, 1, 1, 2, 2]
+    assert [c.solver for c in order] == ["smd", "aleg"] * 3
+    assert sorted(c.id for c in order) == sorted(c.id for c in cells)
+
+
+def test_parent_drops_its_preflight_load_when_cells_run_elsewhere(tmp_path, monkeypatch):
+    calls = _counted(monkeypatch)
+    assert call("run", _spec(tmp_path), "--out", tmp_path / "res", "-q", "-j", "2") == 0
+    assert calls == [0]                      # the preflight's; the cells load in the workers
+    assert not worker._DATA_CACHE
