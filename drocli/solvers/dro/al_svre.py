@@ -35,19 +35,19 @@ from pydantic import Field
 
 from drocli import registry
 from drocli.registry import Params, auto
+from drocli.solvers.dro import steps
 from drocli.solvers.dro.mirror_prox import (
     VRState,
     effective_steps,
     single_rows,
 )
-from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 class ALSVREParams(Params):
     """AL-SVRE's parameters (reconstruction, docs/papers/000.md §3.3; tuned steps in the specs)."""
 
-    gamma_w: float = Field(0.001, gt=0, description="inner " + GAMMA_W)
-    gamma_q: float = Field(0.001, ge=0, description="inner " + GAMMA_Q)
+    gamma_w: float = steps.gamma_w(0.001, "inner ")
+    gamma_q: float = steps.gamma_q(0.001, "inner ")
     beta: float = Field(0.01, ge=0, description="Catalyst prox weight on w ([DEFAULT] "
                         "docs/papers/000.md §3.3; sweep in docs/reproduction.md)")
     lam: float = Field(0.0, ge=0, description="extra regulariser ([DEFAULT] §3.3: 0)")
@@ -62,10 +62,9 @@ class ALSVREParams(Params):
     inner_output: Literal["average", "last"] = Field(
         "average", description="inner solver output: mean of the half points [DEFAULT] "
         "docs/papers/000.md §3.3, or the last one")
-    eta: float | None = auto(ETA, legacy=0.0, gt=0)
-    eval_point: Literal["output", "last"] = Field(
-        "output", description="output = the last outer iterate [DEFAULT] §4.1; last = the "
-            "inner iterate")
+    eta: float | None = steps.eta()
+    eval_point: steps.EvalPoint = steps.eval_point("the last outer iterate",
+                                                   last="the inner iterate")
 
 
 @registry.solver(

@@ -21,32 +21,27 @@ both multiplied by the schedule factor h_s; the output weights are h_s (proporti
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import numpy as np
-from pydantic import Field
 
 from drocli import registry
 from drocli.registry import Params, auto
-from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
+from drocli.solvers.dro import steps
 
 
 class ALEGParams(Params):
     """ALEG's parameters (§2.5; steps tuned by §4.1; tuned values in the specs)."""
 
-    gamma_w: float = Field(0.01, gt=0, description=GAMMA_W)
-    gamma_q: float = Field(0.1, ge=0, description=GAMMA_Q)
-    schedule: Literal["decay", "constant"] = Field(
-        "decay", description="step factor h_s: decay = max(sqrt(0.05), 1/sqrt(s+1)) "
-        "[DEFAULT] docs/papers/000.md §2.5; constant = 1")
+    gamma_w: float = steps.gamma_w(0.01)
+    gamma_q: float = steps.gamma_q(0.1)
+    schedule: steps.EpochSchedule = steps.epoch_schedule(
+        "step factor h_s: decay = max(sqrt(0.05), 1/sqrt(s+1))")
     K: int | None = auto("inner iterations per epoch; auto: K = n_bar (Cor. 4.6 / Thm 5.2, "
                          "[DEFAULT] docs/papers/000.md §2.5)", ge=1)
     alpha: float | None = auto("snapshot weight in the prox anchors; auto: 1/K (Thm 4.4, "
                                "[DEFAULT] docs/papers/000.md §2.5)", legacy=0.0, gt=0, le=1)
-    eta: float | None = auto(ETA, legacy=0.0, gt=0)
-    eval_point: Literal["output", "last"] = Field(
-        "output", description="output = the eta-weighted mean (22) [DEFAULT] §4.1; "
-        "last = the last iterate")
+    eta: float | None = steps.eta()
+    eval_point: steps.EvalPoint = steps.eval_point("the eta-weighted mean (22)")
 
 
 def schedule_factor(schedule: str, s: int) -> float:

@@ -28,10 +28,10 @@ from pydantic import Field
 
 from drocli import registry
 from drocli.problems.mero import group_view
-from drocli.registry import Params, added, auto
+from drocli.registry import Params, auto
+from drocli.solvers.dro import steps
 from drocli.solvers.dro.aleg import run_aleg
 from drocli.solvers.dro.mirror_prox import effective_steps
-from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 def stage1_budgets(problem, monitor, stage1_epochs: float,
@@ -49,12 +49,6 @@ def stage1_budgets(problem, monitor, stage1_epochs: float,
     return np.floor(total * problem.n_i / problem.N).astype(np.int64)
 
 
-STAGE1_SHARE = ("stage-1 budget as a share of the run's budget, split by n_i (replaces "
-                "stage1_epochs); 0.5 = the paper's rule: Algorithm 2 runs both stages with "
-                "the same S, K, alpha, so stage 1 costs as much as stage 2 (Thm 5.2, proof of "
-                "Cor. 5.4; docs/papers/000.md §2.8). Unset: stage1_epochs")
-
-
 def stage1_plan(n_i: int, K_i: int, b_i: int) -> tuple[int, int]:
     """(epochs S_1, inner length K_i) of ALEG(m=1) on a group of n_i rows within budget b_i:
     S_1 epochs cost S_1 (n_i + 2 K_i) plus the final pass n_i. At least one epoch of at
@@ -68,29 +62,25 @@ def stage1_plan(n_i: int, K_i: int, b_i: int) -> tuple[int, int]:
 class ALEMParams(Params):
     """ALEM's parameters (§2.5-2.8; steps tuned on the MERO sweep; values in the specs)."""
 
-    gamma_w: float = Field(0.01, gt=0, description="stage-2 " + GAMMA_W)
-    gamma_q: float = Field(0.0316, ge=0, description="stage-2 " + GAMMA_Q)
+    gamma_w: float = steps.gamma_w(0.01, "stage-2 ")
+    gamma_q: float = steps.gamma_q(0.0316, "stage-2 ")
     gamma_1: float = Field(0.01, gt=0, description="stage-1 step of ALEG(m=1) ([DEFAULT] "
                            "docs/papers/000.md §2.7/§4.1; MERO sweep); the paper's rule "
                            "(Algorithm 2 passes the same learning rates to both stages) is "
                            "gamma_1 = gamma_w, docs/papers/000.md §2.8")
-    schedule: Literal["decay", "constant"] = Field(
-        "decay", description="h_s = max(sqrt(0.05), 1/sqrt(s+1)) in both stages (epoch count "
-        "restarts in stage 2) [DEFAULT] docs/papers/000.md §2.5; constant = 1")
+    schedule: steps.EpochSchedule = steps.epoch_schedule(
+        "h_s = max(sqrt(0.05), 1/sqrt(s+1)) in both stages (epoch count restarts in stage 2)")
     K: int | None = auto("stage-2 inner iterations; auto: K = n_bar (Thm 5.3, [DEFAULT] "
                          "docs/papers/000.md §2.5)", ge=1)
     alpha: float | None = auto("snapshot weight; auto: 1/K in both stages ([DEFAULT] "
                                "docs/papers/000.md §2.5)", legacy=0.0, gt=0, le=1)
-    eta: float | None = auto(ETA, legacy=0.0, gt=0)
-    stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
-                                 "split by n_i ([DEFAULT] docs/papers/000.md §4.4: 10)")
-    stage1_share: float | None = added(None, STAGE1_SHARE, gt=0, le=0.5)
+    eta: float | None = steps.eta()
+    stage1_epochs: float = steps.stage1_epochs()
+    stage1_share: float | None = steps.stage1_share()
     stage1_K: Literal["n_i", "nbar"] = Field(
         "n_i", description="stage-1 inner iterations K_i = n_i [DEFAULT] §2.8; nbar: "
         "the paper's K = n_bar")
-    eval_point: Literal["output", "last"] = Field(
-        "output", description="output = stage 2's eta-weighted output (22) [DEFAULT] §4.1; "
-            "last = the last iterate")
+    eval_point: steps.EvalPoint = steps.eval_point("stage 2's eta-weighted output (22)")
 
 
 @registry.solver(

@@ -36,7 +36,8 @@ from drocli.ops.erm import fista, smoothness
 from drocli.ops.simplex import uniform_log
 from drocli.problems.mero import group_view
 from drocli.registry import Params, added
-from drocli.solvers.dro.alem import STAGE1_SHARE, stage1_budgets
+from drocli.solvers.dro import steps
+from drocli.solvers.dro.alem import stage1_budgets
 
 TOL = 1e-2   # Lanczos tolerance of the counted L_i; L_i is taken (1 + TOL) x the Ritz value
 
@@ -99,17 +100,15 @@ class ERMEGParams(Params):
     E: int = Field(1, ge=1, description="FISTA steps of the ERM oracle per round (no paper "
                    "gives one; tuned with gamma_q, docs/papers/000.md §3.4: 2 on "
                    "mero_synthetic, 5 on the stand-in)")
-    stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
-                                 "split by n_i ([DEFAULT] docs/papers/000.md §4.4: 10)")
-    stage1_share: float | None = added(None, STAGE1_SHARE, gt=0, le=0.5)
+    stage1_epochs: float = steps.stage1_epochs()
+    stage1_share: float | None = steps.stage1_share()
     smoothness: Literal["given", "counted"] = added(
         "given", "the FISTA step 1/L_i: given = the problem's L-hat (a data constant computed "
         "with the ground truth, uncounted, off the clock); counted = computed in the solver "
         "by Lanczos, n_i evaluations per product, on the clock (docs/papers/000.md §3.4)")
     restart: bool = Field(True, description="FISTA with gradient restart ([DEFAULT] "
                           "docs/papers/000.md §4.1)")
-    eval_point: Literal["output", "last"] = Field(
-        "output", description="output = the running average [DEFAULT] §4.1; last = w_t")
+    eval_point: steps.EvalPoint = steps.eval_point("the running average", last="w_t")
 
 
 @registry.solver(

@@ -24,19 +24,19 @@ from pydantic import Field
 
 from drocli import registry
 from drocli.registry import Params, auto
+from drocli.solvers.dro import steps
 from drocli.solvers.dro.mirror_prox import (
     VRState,
     effective_steps,
     single_rows,
 )
-from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 
 class MPVRParams(Params):
     """MPVR's parameters (§3.2; steps tuned by §4.1; tuned values in the specs)."""
 
-    gamma_w: float = Field(0.0003, gt=0, description=GAMMA_W)
-    gamma_q: float = Field(0.00316, ge=0, description=GAMMA_Q)
+    gamma_w: float = steps.gamma_w(0.0003)
+    gamma_q: float = steps.gamma_q(0.00316)
     K: int | None = auto("inner iterations per epoch; auto: K = N (Cor. C.5, [DEFAULT] "
                          "docs/papers/000.md §3.2)", ge=1)
     alpha: float | None = auto("snapshot weight; auto: 1/K (pitfall 8, [DEFAULT] §3.2)",
@@ -44,8 +44,8 @@ class MPVRParams(Params):
     sampling: Literal["importance", "uniform"] = Field(
         "importance", description="importance = Option II [DEFAULT] §3.2; uniform = "
         "Option I")
-    eta: float | None = auto(ETA, legacy=0.0, gt=0)
-    eval_point: Literal["output", "last"] = Field(
+    eta: float | None = steps.eta()
+    eval_point: steps.EvalPoint = Field(
         "output", description="output = the ergodic average of the half points [DEFAULT] spec "
             "§4.1; last = the last iterate")
 

@@ -23,10 +23,10 @@ from pydantic import Field
 
 from drocli import registry
 from drocli.ops.simplex import uniform_log
-from drocli.registry import Params, auto
+from drocli.registry import Params
+from drocli.solvers.dro import steps
 from drocli.solvers.dro.kernels import SMDScratch, SMDState, group_data, smd_chunk
 from drocli.solvers.dro.mirror_prox import effective_steps, group_rows
-from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of checkpoints)
 
@@ -34,14 +34,12 @@ BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of 
 class SMDParams(Params):
     """SMD's parameters (§3.1; steps tuned by §4.1; tuned values in the specs)."""
 
-    gamma_w: float = Field(0.003, gt=0, description=GAMMA_W)
-    gamma_q: float = Field(0.1, ge=0, description=GAMMA_Q)
+    gamma_w: float = steps.gamma_w(0.003)
+    gamma_q: float = steps.gamma_q(0.1)
     schedule: Literal["constant", "sqrt"] = Field(
         "constant", description="constant steps [DEFAULT] §3.1; sqrt: steps / sqrt(t)")
-    eta: float | None = auto(ETA, legacy=0.0, gt=0)
-    eval_point: Literal["output", "last"] = Field(
-        "output", description="output = the running (weighted) average [DEFAULT] §4.1; last "
-            "= the last iterate")
+    eta: float | None = steps.eta()
+    eval_point: steps.EvalPoint = steps.eval_point("the running (weighted) average")
 
 
 @registry.solver(

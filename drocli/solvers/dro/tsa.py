@@ -37,8 +37,9 @@ from drocli.ops.rows import (
 )
 from drocli.ops.simplex import uniform_log
 from drocli.problems.mero import group_view
-from drocli.registry import Params, added, auto
-from drocli.solvers.dro.alem import STAGE1_SHARE, stage1_budgets
+from drocli.registry import Params
+from drocli.solvers.dro import steps
+from drocli.solvers.dro.alem import stage1_budgets
 from drocli.solvers.dro.kernels import (
     SMDScratch,
     SMDState,
@@ -47,7 +48,6 @@ from drocli.solvers.dro.kernels import (
     smd_state,
 )
 from drocli.solvers.dro.mirror_prox import effective_steps, group_rows
-from drocli.solvers.dro.steps import ETA, GAMMA_Q, GAMMA_W
 
 BLOCK = 1024  # rounds of indices drawn per rng call (trajectory independent of checkpoints)
 
@@ -130,20 +130,17 @@ class TSAParams(Params):
     """TSA's parameters (reconstruction, docs/papers/000.md §3.5; MERO sweep; values in the
     specs)."""
 
-    gamma_w: float = Field(0.003, gt=0, description="stage-2 SMD " + GAMMA_W)
-    gamma_q: float = Field(0.0316, ge=0, description="stage-2 SMD " + GAMMA_Q)
+    gamma_w: float = steps.gamma_w(0.003, "stage-2 SMD ")
+    gamma_q: float = steps.gamma_q(0.0316, "stage-2 SMD ")
     gamma_1: float = Field(0.003, gt=0, description="stage-1 SGD step ([DEFAULT] spec "
                            "§3.5/§4.1; MERO sweep)")
-    stage1_epochs: float = Field(10.0, ge=0, description="stage-1 budget in units of N, "
-                                 "split by n_i ([DEFAULT] docs/papers/000.md §4.4: 10)")
-    stage1_share: float | None = added(None, STAGE1_SHARE, gt=0, le=0.5)
+    stage1_epochs: float = steps.stage1_epochs()
+    stage1_share: float | None = steps.stage1_share()
     shift: Literal["sample", "full"] = Field(
         "sample", description="the excess-risk shift: l(wbar_i; xi) on the same sample "
         "[DEFAULT] docs/papers/000.md §3.5, or the full stage-1 risk")
-    eta: float | None = auto(ETA, legacy=0.0, gt=0)
-    eval_point: Literal["output", "last"] = Field(
-        "output", description="output = the running average [DEFAULT] §4.1; last = the last "
-            "iterate")
+    eta: float | None = steps.eta()
+    eval_point: steps.EvalPoint = steps.eval_point("the running average")
 
 
 @registry.solver(
