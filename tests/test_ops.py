@@ -94,6 +94,30 @@ def test_compiled_loss_matches_numpy(loss_id, k):
         np.testing.assert_allclose(ds, ref_ds[0], rtol=1e-12, atol=1e-300)
 
 
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 50.0, 700.0, 1e4])
+def test_compiled_logsumexp_matches_scipy(scale):
+    """The kernels' one logsumexp loop (rows.logsumexp_parts), on entries up to 1e4 (exp
+    overflows past ~709 without the max shift) and with an entry of probability 0."""
+    rng = np.random.default_rng(5)
+    for size in (1, 2, 7, 64):
+        v = rng.standard_normal(size) * scale + scale
+        if size > 2:
+            v[1] = -np.inf
+        assert kernels.logsumexp(v) == pytest.approx(logsumexp(v), rel=1e-13)
+        out = np.full(size + 2, 7.0)
+        mx, tot = kernels.logsumexp_parts(v, out)
+        assert mx == v.max()
+        np.testing.assert_allclose(out[:size], np.exp(v - mx), rtol=1e-14)
+        assert tot == pytest.approx(np.exp(v - mx).sum(), rel=1e-13)
+        assert np.all(out[size:] == 7.0)                   # only out[:len(v)] is written
+        kept = v.copy()
+        assert kernels.logsumexp_parts(kept, kept[:0]) == (mx, tot)   # keep none
+        np.testing.assert_array_equal(kept, v)
+        ds = np.zeros(size)
+        val = kernels.loss_dscore(v, 0.0, kernels.SOFTMAX, ds)
+        assert val == pytest.approx(logsumexp(v) - v[0], rel=1e-12, abs=1e-12)
+
+
 def test_compiled_helpers_match_numpy():
     rng = np.random.default_rng(4)
     X = rng.standard_normal((5, 13)).astype(np.float32)

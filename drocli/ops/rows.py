@@ -86,37 +86,47 @@ def project_ball_flat(v, radius):
 
 
 @njit(cache=True)
+def logsumexp_parts(v, out):
+    """(max v, sum_i exp(v_i - max v)): log-sum-exp is max + log(sum), the max subtracted so
+    that no exp overflows. Each exp(v_i - max v) also goes to out[i] when out has entries
+    (pass v[:0] to keep none). The one logsumexp loop of these kernels."""
+    n = v.shape[0]
+    keep = out.shape[0] > 0
+    mx = v[0]
+    for i in range(1, n):
+        if v[i] > mx:
+            mx = v[i]
+    tot = 0.0
+    for i in range(n):
+        e = math.exp(v[i] - mx)
+        if keep:
+            out[i] = e
+        tot += e
+    return mx, tot
+
+
+@njit(cache=True)
+def logsumexp(v):
+    """log sum_i exp(v_i), max subtracted."""
+    mx, tot = logsumexp_parts(v, v[:0])
+    return mx + math.log(tot)
+
+
+@njit(cache=True)
 def log_normalize_inplace(lq):
     """lq <- lq - logsumexp(lq) (max subtracted)."""
-    m = lq.shape[0]
-    mx = lq[0]
-    for i in range(1, m):
-        if lq[i] > mx:
-            mx = lq[i]
-    tot = 0.0
-    for i in range(m):
-        tot += math.exp(lq[i] - mx)
-    lse = mx + math.log(tot)
-    for i in range(m):
+    lse = logsumexp(lq)
+    for i in range(lq.shape[0]):
         lq[i] -= lse
 
 
 @njit(cache=True)
 def log_normalize_probs(lq, q):
     """lq <- lq - logsumexp(lq) and q[:m] <- exp(lq), with one exp per entry."""
-    m = lq.shape[0]
-    mx = lq[0]
-    for i in range(1, m):
-        if lq[i] > mx:
-            mx = lq[i]
-    tot = 0.0
-    for i in range(m):
-        e = math.exp(lq[i] - mx)
-        q[i] = e
-        tot += e
+    mx, tot = logsumexp_parts(lq, q)
     lse = mx + math.log(tot)
     inv = 1.0 / tot
-    for i in range(m):
+    for i in range(lq.shape[0]):
         lq[i] -= lse
         q[i] *= inv
 
@@ -168,17 +178,9 @@ def loss_dscore(s, yv, loss_id, ds):
             sig = 1.0 / (1.0 + e)
         ds[0] = -yv * sig
         return val
-    k = s.shape[0]
-    mx = s[0]
-    for c in range(1, k):
-        if s[c] > mx:
-            mx = s[c]
-    tot = 0.0
-    for c in range(k):
-        tot += math.exp(s[c] - mx)
-    lse = mx + math.log(tot)
+    lse = logsumexp(s)
     lab = int(yv)
-    for c in range(k):
+    for c in range(s.shape[0]):
         ds[c] = math.exp(s[c] - lse)
     ds[lab] -= 1.0
     return lse - s[lab]
