@@ -122,14 +122,37 @@ def test_npz_roundtrip(tmp_path):
     f = tmp_path / "toy.npz"
     arrs = write_npz(f)
     d = load({"_name": "npz", "path": str(f)})
-    assert d.X_train.dtype == np.float32 and d.y_train.dtype == np.float64
-    np.testing.assert_allclose(d.X_train, arrs["X_train"].astype(np.float32))
+    assert d.X_train.dtype == np.float64 and d.y_train.dtype == np.float64   # as stored
+    np.testing.assert_array_equal(d.X_train, arrs["X_train"])
     np.testing.assert_array_equal(d.g_test, arrs["g_test"])
     assert d.n_classes is None and d.name == "toy"
     f2 = tmp_path / "multi.npz"
     write_npz(f2, test=False, y_train=np.arange(30) % 5)
     d2 = load({"_name": "npz", "path": str(f2)})
     assert d2.n_classes == 5 and d2.X_test is None
+
+
+def test_npz_keeps_the_stored_type_unless_the_spec_names_one(tmp_path):
+    """No silent cast (issue 29): float32 and float64 features come back as stored, integer
+    features as float64 (exact), and `dtype` casts to the type the spec names; at its default
+    the field stays out of the cell key, so recorded ids are kept."""
+    rng = np.random.default_rng(1)
+    X64 = rng.standard_normal((30, 4)) * 1e-3 + 1.0      # needs float64 to round-trip
+    for X in (X64, X64.astype(np.float32), np.arange(120).reshape(30, 4)):
+        f = tmp_path / f"x_{X.dtype}.npz"
+        write_npz(f, test=False, X_train=X)
+        d = load({"_name": "npz", "path": str(f)})
+        assert d.X_train.dtype == (X.dtype if X.dtype.kind == "f" else np.float64)
+        np.testing.assert_array_equal(d.X_train, X)
+    f = tmp_path / "x_float64.npz"
+    d32 = load({"_name": "npz", "path": str(f), "dtype": "float32"})
+    assert d32.X_train.dtype == np.float32
+    np.testing.assert_array_equal(d32.X_train, X64.astype(np.float32))
+    assert not np.array_equal(d32.X_train.astype(np.float64), X64)   # the cast loses digits
+    entry = registry.get("data", "npz")
+    assert entry.params.model_json_schema()["properties"]["dtype"].get("added") is True
+    with pytest.raises(DrocliError, match="dtype"):
+        registry.resolve_params(entry, {"path": str(f), "dtype": "int8"})
 
 
 def test_npz_errors_name_path_key_and_fix(tmp_path):

@@ -3,12 +3,15 @@
 Required arrays: X_train (n, d), y_train (n,), g_train (n,) (group 0..m-1 of each row).
 Optional: X_test, y_test, g_test (all three or none), n_classes (scalar).
 Labels: +-1 for binary (logistic) problems, integers 0..C-1 for multiclass (softmax).
+Features keep the type they were stored in unless the spec names one (`dtype`): nothing is
+cast behind the user's back (a float64 file used to be read as float32).
 """
 
 from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
@@ -18,7 +21,7 @@ from drocli.data.base import GroupedData
 from drocli.data.checks import check_grouped
 from drocli.errors import DrocliError
 from drocli.files import open_regular
-from drocli.registry import Params
+from drocli.registry import Params, added
 
 REQUIRED = ("X_train", "y_train", "g_train")
 OPTIONAL = ("X_test", "y_test", "g_test")
@@ -52,11 +55,23 @@ def _array(z, name: str, path: str, dtype=None):
     return np.ascontiguousarray(arr, dtype=dtype) if dtype is not None else arr
 
 
+def _features(z, name: str, path: str, dtype: str):
+    """A feature matrix in the type the spec names, or as stored (floats kept, integers and
+    booleans as float64, so that no value is rounded)."""
+    if dtype != "stored":
+        return _array(z, name, path, np.dtype(dtype))
+    arr = _array(z, name, path)
+    return np.ascontiguousarray(arr, dtype=arr.dtype if arr.dtype.kind == "f" else np.float64)
+
+
 class NPZParams(Params):
     """A grouped data set of your own in one .npz file."""
 
     path: str = Field("", description="the .npz file (required): X_train, y_train, g_train "
                       "[, X_test, y_test, g_test]")
+    dtype: Literal["stored", "float32", "float64"] = added(
+        "stored", "the features' type: as stored in the file (integer features become "
+                  "float64), or cast to the one named")
 
 
 FIX_PATH = "set data.params.path to an .npz file"
@@ -122,13 +137,13 @@ def load(params: dict, seed: int) -> GroupedData:
             raise DrocliError(f"incomplete test split in {path}: missing {', '.join(lack)}",
                               file=path, key=lack[0],
                               fix="save all of X_test, y_test, g_test, or none of them")
-        X = _array(z, "X_train", path, np.float32)
+        X = _features(z, "X_train", path, params.get("dtype", "stored"))
         y = _array(z, "y_train", path, np.float64)
         g = _array(z, "g_train", path)
         _check(X, y, g, "train", path)
         Xt = yt = gt = None
         if have_test:
-            Xt = _array(z, "X_test", path, np.float32)
+            Xt = _features(z, "X_test", path, params.get("dtype", "stored"))
             yt = _array(z, "y_test", path, np.float64)
             gt = _array(z, "g_test", path)
             _check(Xt, yt, gt, "test", path)
