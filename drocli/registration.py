@@ -68,6 +68,39 @@ def register(previous: dict | None, claims, at: str | None = None) -> dict:
     return out
 
 
+PENDING = ".claims.json"      # in cells/: the claims as a run fixed them, before its cells
+
+
+def read_pending(results_dir) -> dict:
+    """The claims a run registered before its cells ran (`cells/.claims.json`): what an
+    interrupted run leaves, having written no manifest. Its cells keep the time they first
+    finished, so without this their claims would look fixed after them on resume. {} when
+    absent or unreadable (then the manifest alone decides, as before)."""
+    from pathlib import Path
+
+    from drocli.errors import DrocliError
+    from drocli.files import read_bytes
+    from drocli.layout import MAX_MANIFEST_BYTES
+
+    path = Path(results_dir) / "cells" / PENDING
+    try:
+        data = json.loads(read_bytes(path, MAX_MANIFEST_BYTES))
+    except (OSError, ValueError, RecursionError, DrocliError):     # absent, forged, special
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items()
+            if isinstance(v, dict) and isinstance(v.get("sha1"), str) and _time(v.get("fixed"))}
+
+
+def merge(manifest_claims, pending: dict) -> dict:
+    """The registrations a new run starts from: the manifest's, updated by those of a later
+    run that was interrupted (its pending file is newer than the manifest it started from)."""
+    out = dict(manifest_claims) if isinstance(manifest_claims, dict) else {}
+    out.update(pending)
+    return out
+
+
 def _time(s) -> datetime | None:
     try:
         t = datetime.fromisoformat(str(s))
@@ -119,7 +152,7 @@ def assess(manifest: dict, claim, cells_judged: dict[str, object]) -> dict:
         return {"status": "preregistered", "why": "", "confirmed_seeds": sorted(late, key=str)}
     before = sorted((s for s, ok in late.items() if not ok), key=str)
     return {"status": "post_hoc",
-            "why": f"fixed {entry.get('fixed', '?')[:16]}, after the runs of seed(s) "
+            "why": f"fixed {str(entry.get('fixed', '?'))[:16]}, after the runs of seed(s) "
                    f"{', '.join(map(str, before[:8]))}{' ...' if len(before) > 8 else ''}",
             "confirmed_seeds": sorted((s for s, ok in late.items() if ok), key=str)}
 

@@ -6,6 +6,7 @@ the manifest's assembly drocli.manifest's."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -326,6 +327,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         ownership.claim(out, spec.name)
         records.atomic_write_text(out / "spec.yaml", spec_text)
         manifest.write(out, manifest.revised(man, spec, spec_sha1=spec_sha1, run_key=run_key))
+        _clear_pending(out)
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells already in the "
             f"records; spec.yaml updated (claims, figures, text) -> {out}")
         return RunSummary(out, len(cells), len(cells), 0, [], records.records_path(out))
@@ -346,11 +348,17 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
             previous = read_manifest(out)
         except DrocliError:
             previous = {}
-        claims_fixed = registration.register(previous.get("claims"), spec.claims, at=started)
+        claims_fixed = registration.register(
+            registration.merge(previous.get("claims"), registration.read_pending(out)),
+            spec.claims, at=started)
         # a cell re-run (same id: same settings and seed, so the same numbers) keeps the
         # time it first ran: only a cell never run before can confirm a claim fixed since
         first_ran = registration.cell_times(previous)
         ownership.claim(out, spec.name)
+        if pending:         # kept if this run is interrupted before its manifest
+            records.atomic_write_text(
+                ownership.inside(out, out / "cells" / registration.PENDING),
+                json.dumps(claims_fixed, indent=1))
         log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
             f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
         fresh = {k: v for k, v in known.items() if records.finished(v[0])}
@@ -367,4 +375,14 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         spec, started=started, spec_sha1=spec_sha1, run_key=run_key, n_jobs=n_jobs,
         backend=backend, records_rows=len(df), records_file=rec_path, claims=claims_fixed,
         statuses=statuses))
+    _clear_pending(out)
     return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path)
+
+
+def _clear_pending(out: Path) -> None:
+    """The manifest now holds the claims as fixed: the interrupted-run record goes, so that
+    a later revision recorded only in the manifest is never overridden by it."""
+    try:
+        ownership.inside(out, out / "cells" / registration.PENDING).unlink(missing_ok=True)
+    except OSError:
+        pass
