@@ -519,6 +519,16 @@ def os_error_line(e: OSError) -> str:
     return fit_line(None if path is None else str(path), None, what, fix)
 
 
+def usage_line(e: click.UsageError) -> str:
+    """A usage error (a value click cannot convert, as `-j 1e400` or `--rtol abc`, an
+    unknown option, a missing argument) as one line with the fix, like every other bad
+    input: click printed four."""
+    from drocli.errors import fit_line
+
+    command = e.ctx.command_path if e.ctx is not None else "drocli"
+    return fit_line(None, None, e.format_message(), f"see `{command} --help`")
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP: stopped like Ctrl-C (workers stopped, finished cells kept)."""
 
@@ -567,6 +577,9 @@ def _main(argv) -> None:
         cli.main(args=argv, prog_name="drocli", standalone_mode=False)
     except click.exceptions.Abort as e:
         _stopped(e)
+    except click.UsageError as e:   # click's own four lines (usage, hint, blank, error)
+        click.echo(f"drocli: error: {usage_line(e)}", err=True)
+        sys.exit(2)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

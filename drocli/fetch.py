@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tarfile
 import urllib.error
@@ -36,15 +37,28 @@ MAX_BYTES = 4 << 30      # a file of unknown length is cut here (the largest dat
 
 
 def check_url(url: str, key: str = "--mirror") -> str:
-    """An http(s) address with a host and no spaces or control characters, else exit 2."""
+    """An http(s) address with a host name (or IP address), a port in range if any, and no
+    spaces or control characters, else exit 2: nothing else is ever looked up or connected
+    to (an empty --mirror fell back to the canonical address; `http://[::1` raised)."""
     import urllib.parse
 
-    bad = any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url)
-    parts = urllib.parse.urlsplit(url) if not bad else None
-    if bad or parts.scheme not in ("http", "https") or not parts.netloc:
+    ok = not any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or ""
+        parts.port                              # noqa: B018 - ValueError: not a port
+    except ValueError:                          # "http://[::1", a port past 65535
+        ok = False
+    if not (ok and parts.scheme in ("http", "https") and _HOST.fullmatch(host)):
         raise DrocliError(f"{url[:80]!r} is not an http(s) address", key=key,
                           fix="give a mirror such as https://host/path/ (no spaces)")
     return url
+
+
+# a host name (letters, digits, '-', '_', dots) or an IPv4 / IPv6 address (brackets removed)
+_HOST = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*")
+
+
 MAX_MEMBER = 256 << 20        # an archive member larger than this is not one of the papers'
 
 
@@ -67,7 +81,7 @@ class Downloads:
     folder: str = ""                 # subfolder of the data folder; default: the source name
 
     def url(self, remote: Remote, mirror: str | None = None) -> str:
-        return (mirror or self.base).rstrip("/") + "/" + remote.name
+        return (self.base if mirror is None else mirror).rstrip("/") + "/" + remote.name
 
 
 def _progress(total: int | None, name: str, start: int):
@@ -219,6 +233,8 @@ def fetch(source: str, downloads: Downloads, folder: Path, *, mirror: str | None
 
         raise DrocliError(f"{source} has no file {unknown[0]!r}", key="--file",
                           fix=did_you_mean(unknown[0], names))
+    if mirror is not None:          # refused before any folder is made or host looked up
+        check_url(mirror)
     made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     try:

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from drocli.errors import DrocliError, did_you_mean, shorten_middle
-from drocli.safe_yaml import MAX_DEPTH, YAMLTooLarge, yaml_load
+from drocli.safe_yaml import MAX_DEPTH, YAMLNotText, YAMLTooLarge, yaml_load
 
 _SWEEPABLE = ((re.compile(r"(data|problem)\.params\.([^.]+)"), r"\1.grid.\2"),
               (re.compile(r"solvers\.([^.]+)\.params\.([^.]+)"), r"solvers.\1.grid.\2"))
@@ -33,6 +33,10 @@ def parse_set(items, *, where: str = "--set") -> list[tuple[str, Any]]:
             raise DrocliError(f"the value has {e.problem}",
                               key=f"{where} {shorten_middle(key.strip(), 60)}",
                               fix="give a short YAML value, e.g. --set seeds=[0, 1, 2]") from None
+        except YAMLNotText as e:          # taken as text, it kept its quotes and escapes
+            raise DrocliError(f"the value has {e.problem}", key=f"{where} "
+                              f"{shorten_middle(key.strip(), 60)}",
+                              fix="write the character itself, or its \\U escape") from None
         except yaml.YAMLError:
             value = raw
         out.append((key.strip(), value))

@@ -71,7 +71,8 @@ def _load(results_dir: Path) -> Page:
 
         t = pd.to_numeric(df["time_s"], errors="coerce").groupby(df["cell"]).max()
         times = {str(k): float(v) for k, v in t.items() if math.isfinite(v)}
-    return Page(page_name(results_dir), spec.name, spec.title or spec.name, spec.profile,
+    profile = "?" if spec.profile is None else spec.profile     # a saved spec without one
+    return Page(page_name(results_dir), spec.name, spec.title or spec.name, profile,
                 list(spec.seeds), judged.manifest, claims, figures, completeness.note(),
                 " ".join((spec.description or "").split()), captions, cell_times=times)
 
@@ -216,9 +217,9 @@ def compute_clock(manifest: dict, cell_times: dict) -> list[tuple[str, str]]:
     t0, t1 = _when(m.get("started")), _when(m.get("finished"))
     cells = m.get("cells") if isinstance(m.get("cells"), dict) else {}
     solver = sum(cell_times.values())
-    jobs = m.get("n_jobs")
-    par = jobs if isinstance(jobs, int) and jobs > 0 else (m.get("cpus") or 1)
-    par = max(1, min(int(par), len(cell_times) or 1))
+    par = next((v for v in (m.get("n_jobs"), m.get("cpus"))       # any JSON in a forgery
+                if isinstance(v, int) and not isinstance(v, bool) and v > 0), 1)
+    par = max(1, min(par, len(cell_times) or 1))
     need = solver / par
     how = f", -j {m.get('n_jobs', '?')} ({m.get('backend', '?')})"
     if t0 is None or t1 is None:
@@ -264,13 +265,13 @@ def dirty_note(page: Page) -> str:
 
 def _provenance(page: Page) -> list[tuple[str, str]]:
     m = page.manifest
-    commit = m.get("git_commit") or "?"
+    commit = str(m.get("git_commit") or "?")       # forged manifests: any JSON value
     return [("experiment", page.experiment), ("profile", page.profile),
             ("seeds", ", ".join(map(str, page.seeds))),
             ("drocli", f"{m.get('drocli', '?')} (commit {commit[:12]}"
                        f"{', DIRTY working tree' if m.get('git_dirty') else ''}"
                        f"{', dirty or not unknown' if m.get('git_dirty') is None else ''}"
-                       f"{'; ' + m['git_from'] if m.get('git_from') else ''})"),
+                       f"{'; ' + str(m['git_from']) if m.get('git_from') else ''})"),
             ("machine", f"{m.get('host', '?')}, {m.get('platform', '?')}, "
                         f"{m.get('cpus', '?')} CPUs"),
             *compute_clock(m, page.cell_times)]
@@ -439,9 +440,15 @@ CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1
        "tr.total td{font-weight:bold;border-top:2px solid #888}")
 
 
+def _esc(value) -> str:
+    """Any value as HTML text: a results folder's spec and manifest are files anyone can
+    edit, so a field may hold None, a number or a list where text was written."""
+    return html.escape(str(value))
+
+
 def _html_page(title: str, body: str) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n"
+            f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>\n"
             f"{body}</body></html>\n")
 
 
@@ -452,7 +459,7 @@ def _color(status: str) -> str:
 def html_page(page: Page) -> str:
     from drocli.listing import VERDICTS
 
-    e = html.escape
+    e = _esc
     rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _provenance(page))
     shared = seeds_note(page)
     claims = []
@@ -550,7 +557,7 @@ def index(pages: list[Page], ext: str) -> str:
                  f"| {t['dirty']} dirty |")
         return ("# Reproduction report\n\n" + intro + "\n\n" + head + "\n"
                 + "\n".join(lines + [total]) + "\n")
-    e = html.escape
+    e = _esc
 
     def badges(c: dict) -> str:
         return " ".join(f'<span class="badge" style="background:{_color(k)}">'

@@ -14,6 +14,13 @@ MAX_NODES = 100_000        # nodes once every alias is expanded (a spec has abou
 MAX_DEPTH = 50             # nesting levels of mappings and lists (a spec has about 6)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class YAMLNotText(yaml.constructor.ConstructorError):
+    """A string holding a lone surrogate (not a character)."""
+
+
 class YAMLTooLarge(yaml.YAMLError):
     """An alias bomb, or a document too large to be a spec."""
 
@@ -41,6 +48,19 @@ class _Loader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self.depth -= 1
+
+    def construct_scalar(self, node):
+        """A lone surrogate (the escape "\\udbc9" in a double-quoted string: the reader
+        refuses raw ones) is not a character: it cannot be written as UTF-8, and matplotlib
+        failed on it in a figure text after the run (exit 3)."""
+        value = super().construct_scalar(node)
+        bad = _SURROGATE.search(value) if isinstance(value, str) else None
+        if bad:
+            raise YAMLNotText(
+                None, None, f"a lone surrogate U+{ord(bad.group()):04X} (an escape \\u"
+                f"{ord(bad.group()):04x}), not a character: YAML writes one past U+FFFF as "
+                "\\U0001F600, not as a surrogate pair", node.start_mark)
+        return value
 
     def construct_mapping(self, node, deep=False):
         """A key written twice in one mapping is an error (PyYAML keeps the last silently,

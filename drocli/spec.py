@@ -48,8 +48,9 @@ PROFILES = ("smoke", "quick", "paper")
 
 
 MAX_SEEDS = 10_000
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"   # one safe path component
-NAME_RULE = "letters, digits, '_', '.', '-', starting with a letter or digit"
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"   # one safe path component (< 255 bytes)
+NAME_RULE = ("letters, digits, '_', '.', '-', starting with a letter or digit, at most 100 "
+             "characters")
 MAX_SEED = 2**63 - 1       # seeds are int64 in the records
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 SEEDS_FIX = 'seeds are integers >= 0: a count (3), a range ("0-9") or a list ([0, 1, 2])'
@@ -424,8 +425,12 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
     if not isinstance(profiles, dict):
         raise DrocliError("profiles must be a mapping of name -> overrides", file=file,
                           key="profiles", fix="write `profiles: {smoke: {budget.epochs: 2}}`")
-    for name in profiles:                  # results/<name>-<profile>: one path component
+    for name, body in profiles.items():    # results/<name>-<profile>: one path component
         check_profile_name(name, file=file, key=f"profiles.{name}")
+        if body is not None and not isinstance(body, dict):    # (.items() was exit 3)
+            raise DrocliError(f"profile {name!r} is a {type(body).__name__}, not a mapping "
+                              "of key -> value", file=file, key=f"profiles.{name}",
+                              fix=f"write `profiles: {{{name}: {{budget.epochs: 2}}}}`")
     if profile is not None:
         check_profile_name(profile, file=None, key="--profile")
     for key in ("profile", "default_profile"):
@@ -474,10 +479,11 @@ def check_cell_count(spec: Spec, file: str) -> None:
     """Refuse a spec whose grids multiply past DROCLI_MAX_CELLS (default 100,000) cells,
     before anything expands them: a typo there would run (or list) for hours."""
     var, default = MAX_CELLS
-    limit = int(budget_limit(var, default))     # the same reading as the budget limits
+    limit = budget_limit(var, default)     # the same reading as the budget limits (inf: none)
     n = cell_count(spec)
-    if n > limit:
-        raise DrocliError(f"the spec expands to {n:,} cells, more than {limit:,}", file=file,
+    if n > limit:                          # so the limit is finite (int(inf) was exit 3)
+        raise DrocliError(f"the spec expands to {n:,} cells, more than {int(limit):,}",
+                          file=file,
                           key="seeds, solvers[].grid, data.grid, problem.grid, cases",
                           fix=f"shrink the grids or seeds, or raise the limit with {var}={n}")
 

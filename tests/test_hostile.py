@@ -1001,3 +1001,147 @@ def test_cell_file_with_bad_rows_reruns(tiny_spec, tmp_path, rows, capsys):
     cell.write_text(json.dumps(doc))
     assert call("run", tiny_spec, "--out", out, "-q") == 0
     assert call("check", out) in (0, 1)
+
+
+# --- found by the fuzzer (tests/test_fuzz.py, round 2) ----------------------------------------
+
+@pytest.mark.parametrize("url", ["", "http://[::1", "http://127.0.0.1:99999/",
+                                 "http://127.0.0.1:abc/", "http://%zz/", "http://a b/",
+                                 "ftp://127.0.0.1/", "http:127.0.0.1/", "https://"])
+def test_mirror_urls_that_are_not_http_addresses_are_refused_offline(url, tmp_path, capsys,
+                                                                      monkeypatch):
+    """An empty --mirror fell back to the canonical address (a download from the network),
+    `http://[::1` exited 3 (ValueError), a host such as `%zz` was looked up and a port past
+    65535 tried. Each is refused before any folder is made or any name resolved."""
+    import socket
+
+    tried = []
+
+    def offline(host, *args, **kwargs):
+        tried.append(host)
+        raise socket.gaierror(socket.EAI_NONAME, "no network in this test")
+
+    monkeypatch.setattr(socket, "getaddrinfo", offline)
+    to = tmp_path / "data"
+    code = call("data", "fetch", "libsvm", "--file", "a1a", "--mirror", url, "--to", to, "-q")
+    one_line_exit_2(code, capsys, "--mirror", "is not an http(s) address", "fix:")
+    assert tried == [] and not to.exists()
+
+
+@pytest.mark.parametrize("args,word", [
+    (["run", "{spec}", "--out", "{out}", "-j", "1e400"], "'-j' / '--jobs'"),
+    (["run", "{spec}", "--out", "{out}", "-j", "two\nlines"], "'-j' / '--jobs'"),
+    (["check", "{out}", "--rtol", "abc"], "'--rtol'"),
+    (["run", "{spec}", "--out", "{out}", "--bogus"], "--bogus"),
+    (["run"], "Missing argument 'SPEC'"),
+    (["data", "fetch"], "Missing argument 'NAME'")])
+def test_usage_errors_are_one_line(args, word, tiny_spec, tmp_path, capsys):
+    """A value click cannot convert (`-j 1e400`, `--rtol abc`), an unknown option or a
+    missing argument printed click's four lines (usage, hint, blank line, error)."""
+    out = tmp_path / "res"
+    code = call(*[a.format(spec=tiny_spec, out=out) for a in args])
+    err = one_line_exit_2(code, capsys, word, "(fix: see `drocli ")
+    assert err.endswith("--help`)"), err
+    assert not out.exists()
+
+
+def test_max_cells_of_inf_is_no_limit(tiny_spec, tmp_path, monkeypatch, capsys):
+    """DROCLI_MAX_CELLS=inf (a number > 0, as the budget limits take it) exited 3 with
+    OverflowError (int(inf)); it lifts the limit."""
+    monkeypatch.setenv("DROCLI_MAX_CELLS", "inf")
+    assert call("show", tiny_spec) == 0
+    assert call("run", tiny_spec, "--out", tmp_path / "res", "--dry-run") == 0
+    capsys.readouterr()
+    monkeypatch.setenv("DROCLI_MAX_CELLS", "nan")
+    one_line_exit_2(call("show", tiny_spec), capsys, "DROCLI_MAX_CELLS")
+
+
+@pytest.mark.parametrize("body", ["[0]", "5", "'x'", "[[0]]"])
+@pytest.mark.parametrize("chosen", [True, False])
+def test_a_profile_that_is_not_a_mapping_is_refused(body, chosen, tiny_spec, tmp_path, capsys):
+    """`profiles: {smoke: [0]}` exited 3 (AttributeError: .items()) when smoke was chosen."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(tiny_spec.read_text().replace("smoke: {budget.epochs: 2}", f"smoke: {body}"))
+    out = tmp_path / "res"
+    code = call("run", spec, "--out", out, "-q", *(["--profile", "smoke"] if chosen else []))
+    one_line_exit_2(code, capsys, str(spec), "profiles.smoke", "not a mapping", "fix:")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("where", ["spec", "set"])
+def test_lone_surrogates_in_yaml_are_refused(where, tiny_spec, tmp_path, capsys):
+    """A YAML escape of a lone surrogate (`"\\udbc9\\udfa0"`, a JSON-style pair) made a string
+    that is not text: the run wrote it into its folder and `plot` exited 3 in matplotlib."""
+    out = tmp_path / "res"
+    args = ["--set", 'figures.0.xlabel="x\\udbc9\\udfa0"'] if where == "set" else []
+    spec = tiny_spec
+    if where == "spec":
+        spec = tmp_path / "surrogate.yaml"
+        spec.write_text(tiny_spec.read_text().replace("title: Tiny\n", 'title: "x\\ud800"\n'))
+    code = call("run", spec, "--profile", "smoke", "--out", out, "-q", *args)
+    one_line_exit_2(code, capsys, "lone surrogate U+D", "fix:")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name,where", [("x" * 101, "name"), ("x" * 300, "name"),
+                                        ("x" * 300, "figures.0.name"),
+                                        ("x" * 300, "default_profile")])
+def test_names_too_long_for_a_file_name_are_refused_at_load(name, where, tiny_spec, tmp_path,
+                                                             capsys, monkeypatch):
+    """An experiment named with 300 characters failed at mkdir (results/<name>-smoke: File
+    name too long) after `results/` was made; names that become file names are at most 100
+    characters, checked at load."""
+    monkeypatch.chdir(tmp_path)
+    text = tiny_spec.read_text()
+    if where == "default_profile":
+        text = text.replace("smoke: {budget.epochs: 2}", f"{name}: {{budget.epochs: 2}}")
+        text += f"default_profile: {name}\n"
+    spec = tmp_path / "long.yaml"
+    spec.write_text(text)
+    args = ["--set", f"{where}={name}"] if where != "default_profile" else []
+    code = call("run", spec, "-q", *args)
+    one_line_exit_2(code, capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.yaml", "tiny.yaml"]
+
+
+@pytest.mark.parametrize("edit", [
+    {"git_commit": 1234567}, {"git_from": ["x"]}, {"n_jobs": "four", "cpus": "abc"},
+    {"n_jobs": None, "cpus": float("inf")}, {"n_jobs": True, "cpus": [2]}, {"drocli": None},
+    {"profile": None, "host": {"a": 1}}])
+def test_report_of_a_folder_with_forged_manifest_fields(edit, done_run, tmp_path):
+    """report exited 3 on provenance fields of another type than drocli writes: a commit
+    that is a number (`commit[:12]`), `git_from` a list, a job or CPU count that is text or
+    inf (`int(par)`)."""
+    import json
+
+    man = json.loads((done_run / "manifest.json").read_text())
+    man.update(edit)
+    (done_run / "manifest.json").write_text(json.dumps(man))
+    rep = tmp_path / "rep"
+    assert call("report", done_run, "--out", rep) == 0
+    assert (rep / "res.html").is_file() and (rep / "res.md").is_file()
+
+
+def test_report_of_a_saved_spec_without_its_profile(done_run, tmp_path):
+    """A saved spec.yaml without `profile:` (cut, or written by hand) exited 3 in the
+    report's HTML (html.escape(None)); the profile shows as unknown."""
+    path = done_run / "spec.yaml"
+    path.write_text("".join(ln for ln in path.read_text().splitlines(keepends=True)
+                            if not ln.startswith("profile:")))
+    rep = tmp_path / "rep"
+    assert call("report", done_run, "--out", rep) == 0
+    assert "<th>profile</th><td>?</td>" in (rep / "res.html").read_text()
+
+
+@pytest.mark.parametrize("fixed", [{"a": 1}, 5, ["2026-01-01"], None, "not a time"])
+def test_check_of_a_claim_registered_at_a_forged_time(fixed, done_run, capsys):
+    """A manifest whose claim entry has the right hash and a `fixed` time that is not text
+    exited 3 in check (`entry['fixed'][:16]`); the claim is judged post hoc."""
+    import json
+
+    man = json.loads((done_run / "manifest.json").read_text())
+    man["claims"]["below_start"]["fixed"] = fixed
+    (done_run / "manifest.json").write_text(json.dumps(man))
+    assert call("check", done_run, "--json") in (0, 1)
+    claim, = json.loads(capsys.readouterr().out)["claims"]
+    assert claim["registration"]["status"] == "post_hoc", claim

@@ -26,7 +26,7 @@ class BoxSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["box"]
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
     title: str | None = None
     caption: str | None = None
     labels: list[str] | None = None

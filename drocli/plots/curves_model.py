@@ -46,7 +46,7 @@ class FigureSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["curves"] = "curves"
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")   # file stem
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")   # file stem
     title: str | None = None
     caption: str | None = None
     layout: tuple[PositiveInt, PositiveInt] | None = None       # rows, cols

@@ -52,7 +52,7 @@ class ObjectiveSpaceFigure(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["objective_space"]
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")   # file stem
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")   # file stem
     title: str | None = None
     caption: str | None = None
     rows: list[str] = Field(min_length=1)              # labels, in order

@@ -30,7 +30,7 @@ class ScatterSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["scatter"]
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
     title: str | None = None
     caption: str | None = None
     x: str

@@ -32,7 +32,7 @@ class TableSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["table"]
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
     title: str | None = None
     caption: str | None = None
     rows: str | None = None              # column whose values give the row groups (setting)
