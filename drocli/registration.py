@@ -68,11 +68,11 @@ def register(previous: dict | None, claims, at: str | None = None) -> dict:
     return out
 
 
-PENDING = ".claims.json"      # in cells/: the claims as a run fixed them, before its cells
+PENDING = ".claims"      # in cells/ (JSON; no .json suffix: cells/*.json are the cells)
 
 
 def read_pending(results_dir) -> dict:
-    """The claims a run registered before its cells ran (`cells/.claims.json`): what an
+    """The claims a run registered before its cells ran (`cells/.claims`): what an
     interrupted run leaves, having written no manifest. Its cells keep the time they first
     finished, so without this their claims would look fixed after them on resume. {} when
     absent or unreadable (then the manifest alone decides, as before)."""

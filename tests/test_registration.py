@@ -105,7 +105,7 @@ def test_claim_changed_after_its_run_is_post_hoc_until_fresh_seeds(tiny_spec, tm
 def test_an_interrupted_first_run_keeps_its_claims_fixed_before_its_cells(
         tiny_spec, tmp_path, capsys, monkeypatch):
     """A run interrupted before its manifest (Ctrl-C, kill) leaves cell files stamped with
-    the time they finished; the claims it fixed before them are kept in cells/.claims.json,
+    the time they finished; the claims it fixed before them are kept in cells/.claims,
     so the resumed run does not date them after those cells (they read as post hoc, judged
     on the later seeds only: found on re_rsvrb_fig2_digits, 2026-11-26)."""
     from drocli import runner
@@ -124,7 +124,7 @@ def test_an_interrupted_first_run_keeps_its_claims_fixed_before_its_cells(
     assert call("run", tiny_spec, "--out", out, "-q") != 0
     assert not (out / "manifest.json").exists()
     assert len([p for p in (out / "cells").glob("*.json") if p.name[0] != "."]) == 2
-    assert (out / "cells" / ".claims.json").is_file()
+    assert (out / "cells" / ".claims").is_file()
     monkeypatch.setattr(runner, "_run_pending", real)
     assert call("run", tiny_spec, "--out", out, "-q") == 0
     man = json.loads((out / "manifest.json").read_text())
@@ -132,7 +132,7 @@ def test_an_interrupted_first_run_keeps_its_claims_fixed_before_its_cells(
     assert all(st["at"] > fixed for st in man["cells"].values())
     got = _check_json(out, capsys)
     assert got["below_start"]["registration"]["status"] == "preregistered"
-    assert not (out / "cells" / ".claims.json").exists()     # the manifest holds them now
+    assert not (out / "cells" / ".claims").exists()     # the manifest holds them now
 
 
 def test_claims_judged_on_tuning_seeds_are_flagged(tiny_spec, tmp_path, capsys):
