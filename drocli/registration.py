@@ -71,20 +71,24 @@ def register(previous: dict | None, claims, at: str | None = None) -> dict:
 PENDING = ".claims"      # in cells/ (JSON; no .json suffix: cells/*.json are the cells)
 
 
+def pending_path(results_dir):
+    """Where a run keeps the claims as it fixed them until its manifest holds them."""
+    from pathlib import Path
+
+    return Path(results_dir) / "cells" / PENDING
+
+
 def read_pending(results_dir) -> dict:
     """The claims a run registered before its cells ran (`cells/.claims`): what an
     interrupted run leaves, having written no manifest. Its cells keep the time they first
     finished, so without this their claims would look fixed after them on resume. {} when
     absent or unreadable (then the manifest alone decides, as before)."""
-    from pathlib import Path
-
     from drocli.errors import DrocliError
     from drocli.files import read_bytes
     from drocli.layout import MAX_MANIFEST_BYTES
 
-    path = Path(results_dir) / "cells" / PENDING
     try:
-        data = json.loads(read_bytes(path, MAX_MANIFEST_BYTES))
+        data = json.loads(read_bytes(pending_path(results_dir), MAX_MANIFEST_BYTES))
     except (OSError, ValueError, RecursionError, DrocliError):     # absent, forged, special
         return {}
     if not isinstance(data, dict):

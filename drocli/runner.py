@@ -357,7 +357,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
         ownership.claim(out, spec.name)
         if pending:         # kept if this run is interrupted before its manifest
             records.atomic_write_text(
-                ownership.inside(out, out / "cells" / registration.PENDING),
+                ownership.inside(out, registration.pending_path(out)),
                 json.dumps(claims_fixed, indent=1))
         log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
             f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
@@ -383,6 +383,6 @@ def _clear_pending(out: Path) -> None:
     """The manifest now holds the claims as fixed: the interrupted-run record goes, so that
     a later revision recorded only in the manifest is never overridden by it."""
     try:
-        ownership.inside(out, out / "cells" / registration.PENDING).unlink(missing_ok=True)
+        ownership.inside(out, registration.pending_path(out)).unlink(missing_ok=True)
     except OSError:
         pass

@@ -693,14 +693,17 @@ HOSTS = st.sampled_from(["127.0.0.1:1", "[::1]:1", "localhost:1", "", " ", "127.
                          "\u2028", "127.0.0.1:1\t"])
 
 
+MIRROR_SOURCES = st.sampled_from(["libsvm", "mnist", "fashion_mnist", "cifar10", "cifar100"])
+MIRROR_URLS = st.one_of(
+    st.tuples(SCHEMES, SEPARATORS, HOSTS,
+              st.text(max_size=12).map(lambda t: "/" + t if t else t)).map("".join),
+    st.text(max_size=30).filter(lambda t: "://" not in t),
+    st.sampled_from(["", " ", "-", "--help", "x y", "http://", "https://",
+                     "http:// 127.0.0.1:1", "//127.0.0.1:1/"]))
+
+
 @FUZZ
-@given(source=st.sampled_from(["libsvm", "mnist", "fashion_mnist", "cifar10", "cifar100"]),
-       url=st.one_of(st.tuples(SCHEMES, SEPARATORS, HOSTS,
-                               st.text(max_size=12).map(lambda t: "/" + t if t else t))
-                     .map("".join),
-                     st.text(max_size=30).filter(lambda t: "://" not in t),
-                     st.sampled_from(["", " ", "-", "--help", "x y", "http://", "https://",
-                                      "http:// 127.0.0.1:1", "//127.0.0.1:1/"])))
+@given(source=MIRROR_SOURCES, url=MIRROR_URLS)
 def test_random_mirror_urls(source, url, monkeypatch):
     """`drocli data fetch NAME --mirror URL`: anything but an http(s) address is refused
     before any connection, and one on the loopback's closed port fails at once; exit 2, one
@@ -765,12 +768,6 @@ def test_random_deep_nesting_in_set_values_long(depth, shape, leaf, key, dotted,
 
 @pytest.mark.slow
 @LONG
-@given(source=st.sampled_from(["libsvm", "mnist", "fashion_mnist", "cifar10", "cifar100"]),
-       url=st.one_of(st.tuples(SCHEMES, SEPARATORS, HOSTS,
-                               st.text(max_size=12).map(lambda t: "/" + t if t else t))
-                     .map("".join),
-                     st.text(max_size=30).filter(lambda t: "://" not in t),
-                     st.sampled_from(["", " ", "-", "--help", "x y", "http://", "https://",
-                                      "http:// 127.0.0.1:1", "//127.0.0.1:1/"])))
+@given(source=MIRROR_SOURCES, url=MIRROR_URLS)
 def test_random_mirror_urls_long(source, url, monkeypatch):
     test_random_mirror_urls.hypothesis.inner_test(source, url, monkeypatch)
