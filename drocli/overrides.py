@@ -138,9 +138,15 @@ def positional(overrides, multirun: bool) -> list[tuple[str, Any]]:
     return out
 
 
+def _names_dropped(key: str, dropped: set[str]) -> bool:
+    """Whether a dotted override key (solvers.LABEL.params.x) sets an entry left out."""
+    parts = key.split(".")
+    return len(parts) > 1 and parts[0] == "solvers" and parts[1] in dropped
+
+
 def select(raw: dict, solvers=(), data=(), *, file: str) -> None:
     """Keep only the named solver entries (by label or name) and cases (by name), in place;
-    claims and legends that name a solver left out are dropped with it."""
+    claims, legends and case settings that name a solver left out are dropped with it."""
     if solvers:
         entries = raw.get("solvers") or []
         names = {str(e.get("label") or e.get("name")) for e in entries if isinstance(e, dict)}
@@ -160,6 +166,10 @@ def select(raw: dict, solvers=(), data=(), *, file: str) -> None:
         for fig in raw.get("figures") or []:
             if isinstance(fig, dict) and isinstance(fig.get("legend"), list):
                 fig["legend"] = [x for x in fig["legend"] if x not in dropped]
+        for case in (raw.get("cases") or {}).values():   # a case's settings of a dropped entry
+            if isinstance(case, dict):
+                for key in [k for k in case if _names_dropped(str(k), dropped)]:
+                    del case[key]
     if data:
         cases = raw.get("cases") or {}
         if cases:

@@ -53,6 +53,12 @@ def test_select_solvers_and_cases(tiny_spec, tmp_path, capsys):
     assert list(_show(capsys, tiny_spec, "-d", "b")["cases"]) == ["b"]
     assert call("run", tiny_spec, "-d", "b", "-s", "SMD", "--out", tmp_path / "sel",
                 "-q") == 0
+    # a case's setting of an entry left out by -s goes with that entry
+    raw["cases"]["b"]["solvers.ALEG.params.gamma_w"] = 0.5
+    tiny_spec.write_text(yaml.safe_dump(raw))
+    shown = _show(capsys, tiny_spec, "-d", "b", "-s", "SMD")
+    assert shown["cases"]["b"] == {"data.params.groups": 4}
+    assert _show(capsys, tiny_spec, "-d", "b")["cases"]["b"]["solvers.ALEG.params.gamma_w"] == 0.5
 
 
 def test_non_override_after_spec_is_refused(tiny_spec, tmp_path, capsys):
