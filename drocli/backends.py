@@ -26,6 +26,10 @@ import time
 from drocli.errors import DrocliError
 
 POLL_S = 0.5                  # how often the client looks at its tasks and the workers
+TASK_S = 0.5                  # a task of several cells lasts about this long, once the
+#                               cells' duration is known (per-task overhead spread thin)
+MAX_BATCH = 256               # cells in one task at most
+IN_FLIGHT = 2                 # tasks submitted and not yet collected, per worker
 FETCH_S = 10.0                # first wait for a finished task's value (doubled each retry)
 _AGAIN = object()
 REFUSED = "drocli-worker-refused"    # marks a task refused by its worker's check
@@ -91,17 +95,47 @@ def describe(ident: dict) -> str:
             + (f", commit {commit[:12]}" if commit else ""))
 
 
-def run_payload(payload: bytes, address: str | None):
-    """On a worker that passed the check: the call `payload` holds (pickled on the client);
-    a cell's status gains the worker that ran it."""
-    import pickle
-
-    func, args = pickle.loads(payload)
-    out = func(*args)
+def _stamped(out, address: str | None):
+    """A cell's output whose status names the worker that ran it."""
     if isinstance(out, tuple) and len(out) == 4 and isinstance(out[2], dict):
         cell_id, rows, status, artifacts = out
         out = cell_id, rows, {**status, "worker": {"address": address, **identity()}}, artifacts
     return out
+
+
+def run_payload(payload: bytes, address: str | None):
+    """On a worker that passed the check: the call `payload` holds (pickled on the client);
+    each cell's status gains the worker that ran it."""
+    import pickle
+
+    func, args = pickle.loads(payload)
+    out = func(*args)
+    if isinstance(out, dict) and "cells" in out:
+        out["cells"] = [_stamped(o, address) for o in out["cells"]]
+        return out
+    return _stamped(out, address)
+
+
+def run_cells(cells, blas_threads: int) -> dict:
+    """One task's cells, one after another on a worker: their outputs and the seconds they
+    took together (the client sizes later tasks from it)."""
+    from drocli.worker import _run_remote
+
+    t0 = time.perf_counter()
+    outs = [_run_remote(c, blas_threads) for c in cells]
+    return {"cells": outs, "seconds": time.perf_counter() - t0}
+
+
+def next_batch(per_cell_s: float | None, remaining: int, workers: int) -> int:
+    """Cells in the next task: one until a task has come back, then as many as fill TASK_S
+    at the measured seconds per cell, at most MAX_BATCH, and never more than an even share
+    of what is left over IN_FLIGHT tasks per worker (the last tasks stay short, so no
+    worker waits on another's long tail)."""
+    if per_cell_s is None or remaining <= 0:
+        return 1
+    fill = int(TASK_S / max(per_cell_s, 1e-6))
+    share = -(-remaining // (IN_FLIGHT * max(1, workers)))
+    return max(1, min(fill, MAX_BATCH, share))
 
 
 # Sent by value (cloudpickle pickles functions of a module it cannot import by value), so a
@@ -248,11 +282,12 @@ class Dask:
         payload = cloudpickle.dumps((func, args))
         return self.client.submit(drocli_task, payload, self.source, pure=False, key=key)
 
-    def _wait(self, futures):
+    def _wait(self, futures, more=None):
         """(future, value) as each finishes, checking every POLL_S the scheduler, the workers
         (new ones probed) and how long no worker has been connected. A value that cannot be
         fetched in time (its worker died just after the task: the scheduler recomputes it)
-        is waited for again, with no worker counted meanwhile."""
+        is waited for again, with no worker counted meanwhile. `more()`, called once the
+        finished values are consumed, returns further futures to wait for."""
         from distributed import wait
 
         pending = set(futures)
@@ -272,6 +307,8 @@ class Dask:
                     pending.add(fut)
                 else:
                     yield fut, value
+            if more is not None:
+                pending |= set(more())
             if not pending:
                 return
             if self.client.status not in ("running", "newly-created"):
@@ -316,20 +353,43 @@ class Dask:
             return value
 
     def results(self, pending, blas_threads: int):
-        """(cell id, rows, status, artifacts) of every pending cell, as they finish."""
-        from drocli.records import finished
-        from drocli.worker import _run_remote
+        """(cell id, rows, status, artifacts) of every pending cell, as they finish.
 
-        futures = [self._submit(_run_remote, c, blas_threads,
-                                key=f"drocli-{c.id}-{os.getpid()}") for c in pending]
-        for fut, out in self._wait(futures):
+        Cells go out in tasks of `next_batch` cells, at most IN_FLIGHT tasks per worker at a
+        time, each topped up as one is collected: the per-task cost of dask (about 20 ms) is
+        spread over the cells of a task, and finished values do not pile up on the workers
+        (where a worker's death would lose them)."""
+        from drocli.records import finished
+
+        cells = list(pending)
+        state = {"pos": 0, "per_cell": None, "live": 0}
+
+        def submit_more():
+            new = []
+            workers = max(1, len(self.checked))
+            while state["pos"] < len(cells) and state["live"] < IN_FLIGHT * workers:
+                size = next_batch(state["per_cell"], len(cells) - state["pos"], workers)
+                chunk = cells[state["pos"]:state["pos"] + size]
+                state["pos"] += len(chunk)
+                state["live"] += 1
+                new.append(self._submit(run_cells, chunk, blas_threads,
+                                        key=f"drocli-{chunk[0].id}-{len(chunk)}-{os.getpid()}"))
+            return new
+
+        for fut, value in self._wait(submit_more(), more=submit_more):
+            state["live"] -= 1
             try:
                 fut.release()
             except Exception:           # noqa: BLE001 -- a lost scheduler: seen next time
                 pass
-            yield out
-            if finished(out[2]):        # written by the runner once it asks for the next
-                self.kept += 1
+            outs = value["cells"]
+            per = value["seconds"] / max(1, len(outs))
+            old = state["per_cell"]
+            state["per_cell"] = per if old is None else 0.5 * (old + per)
+            for out in outs:
+                yield out
+                if finished(out[2]):    # written by the runner once it asks for the next
+                    self.kept += 1
 
     def close(self) -> None:
         """Close the client and the local cluster, bounded in time and quietly."""

@@ -423,3 +423,51 @@ def test_signals_stop_the_run_and_its_workers(tiny_spec, tmp_path, sig):
     done = len(list((out / "cells").glob("*.json")))
     assert done < 16
     assert call("run", tiny_spec, "--out", out, "-q") == 0      # resumes
+
+
+def test_dask_batch_size_rule():
+    """Tasks hold one cell until one comes back, then enough cells to last TASK_S, capped
+    by MAX_BATCH and by an even share of what is left (short last tasks)."""
+    from drocli.backends import IN_FLIGHT, MAX_BATCH, TASK_S, next_batch
+
+    assert next_batch(None, 1000, 2) == 1
+    assert next_batch(TASK_S / 10, 1000, 2) == 10
+    assert next_batch(1e-9, 10**6, 2) == MAX_BATCH
+    assert next_batch(1e-9, 40, 2) == 40 // (IN_FLIGHT * 2)
+    assert next_batch(10.0, 1000, 2) == 1                  # long cells: one per task
+    assert next_batch(1e-9, 1, 8) == 1
+
+
+def test_dask_batches_cells_and_stamps_each(tiny_spec, tmp_path, monkeypatch):
+    """With many short cells the dask backend sends several cells per task, and every
+    cell's status still names the worker that ran it; the values equal a -j 1 run."""
+    pytest.importorskip("dask.distributed")
+    from drocli import backends
+
+    sizes = []
+    real = backends.run_cells
+
+    def counting(cells, blas_threads):
+        return real(cells, blas_threads)
+
+    orig_submit = backends.Dask._submit
+
+    def spy(self, func, *args, key=None):
+        if func is counting:
+            sizes.append(len(args[0]))
+        return orig_submit(self, func, *args, key=key)
+
+    monkeypatch.setattr(backends, "run_cells", counting)
+    monkeypatch.setattr(backends.Dask, "_submit", spy)
+    monkeypatch.setattr(backends, "TASK_S", 10.0)          # tiny cells: fill big tasks
+    a, c = tmp_path / "a", tmp_path / "c"
+    assert call("run", tiny_spec, "--out", a, "seeds=[0,1,2,3,4,5,6,7]", "-q") == 0
+    assert call("run", tiny_spec, "--out", c, "seeds=[0,1,2,3,4,5,6,7]", "-j", "2",
+                "--backend", "dask", "-q") == 0
+    assert sum(sizes) == 16 and max(sizes) > 1 and len(sizes) < 16, sizes
+    statuses = [json.loads(f.read_text()) for f in (c / "cells").glob("*.json")]
+    assert len(statuses) == 16 and all(s.get("worker", {}).get("address") for s in statuses)
+    key = ["cell", "step", "metric"]
+    va = pd.read_csv(a / "records.csv.gz").sort_values(key).reset_index(drop=True)
+    vc = pd.read_csv(c / "records.csv.gz").sort_values(key).reset_index(drop=True)
+    assert va["value"].tolist() == vc["value"].tolist()

@@ -21,7 +21,7 @@ from drocli.errors import DrocliError
 from drocli.monitor import Monitor
 from drocli.ops import samplers as S
 from drocli.problems.finite_sum import FiniteSumProblem, Snapshot
-from drocli.solvers.finite_sum.estimators import Draws, delta_norms, vr_estimate
+from drocli.solvers.finite_sum.estimators import Draws, delta_norms, vr_estimate, vr_step_single
 from drocli.spec import load_spec, parse_set
 from tests.conftest import plugin
 
@@ -219,7 +219,7 @@ def test_estimator_is_exactly_unbiased(name, obj, mu):
     g, ak = np.zeros(p.d), np.zeros(1)
     acc = np.zeros(p.d)
     for i in range(p.n):
-        vr_estimate(p.kdata, x, snap, Draws(np.array([i]), dist[i:i + 1], ak, g))
+        vr_estimate(p.kdata, x, snap, Draws(np.array([i]), dist[i:i + 1], ak, g), True)
         acc += dist[i] * g
         assert ak[0] == pytest.approx((D[i] ** 2).sum(), rel=1e-10, abs=1e-14)
     assert np.allclose(acc, truth, rtol=1e-12, atol=1e-13)
@@ -230,7 +230,7 @@ def test_estimator_is_exactly_unbiased(name, obj, mu):
     ak2 = np.zeros(2)
     for i in range(p.n):
         for j in range(p.n):
-            vr_estimate(p.kdata, x, snap, Draws(np.array([i, j]), dist[[i, j]], ak2, g))
+            vr_estimate(p.kdata, x, snap, Draws(np.array([i, j]), dist[[i, j]], ak2, g), True)
             acc2 += dist[i] * dist[j] * g
     assert np.allclose(acc2, truth, rtol=1e-12, atol=1e-13)
     # zero control variate (SGD): sum_i p_i grad f_i(x) / (n p_i) = grad F(x)
@@ -238,9 +238,29 @@ def test_estimator_is_exactly_unbiased(name, obj, mu):
     zero = Snapshot(z_d, z_d, z_n, z_n)
     acc[:] = 0.0
     for i in range(p.n):
-        vr_estimate(p.kdata, x, zero, Draws(np.array([i]), dist[i:i + 1], ak, g))
+        vr_estimate(p.kdata, x, zero, Draws(np.array([i]), dist[i:i + 1], ak, g), True)
         acc += dist[i] * g
     assert np.allclose(acc, truth, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("obj,mu", [("least_squares", 0.0), ("logistic", 0.2)])
+def test_fused_step_is_the_estimator_then_the_step_bit_for_bit(obj, mu):
+    """vr_step_single (L-SVRG's iterations that keep w) = vr_estimate, then x -= step g, to
+    the last bit, for every index; without feedback the estimate itself is unchanged."""
+    p = tiny(obj, n=7, d=5, mu=mu, seed=11)
+    rng = np.random.default_rng(4)
+    x0, w = rng.standard_normal(p.d), rng.standard_normal(p.d)
+    snap = p.snapshot_at(w.copy())
+    dist = rng.dirichlet(np.ones(p.n))
+    step = 0.37
+    for i in range(p.n):
+        g, g2, ak = np.zeros(p.d), np.zeros(p.d), np.zeros(1)
+        vr_estimate(p.kdata, x0, snap, Draws(np.array([i]), dist[i:i + 1], ak, g), True)
+        vr_estimate(p.kdata, x0, snap, Draws(np.array([i]), dist[i:i + 1], ak, g2), False)
+        assert np.array_equal(g, g2)
+        x = x0.copy()
+        vr_step_single(p.kdata, x, snap, Draws(np.array([i]), dist[i:i + 1], ak, g), step)
+        assert np.array_equal(x, x0 - step * g)
 
 
 @pytest.mark.parametrize("name", SAMPLERS)

@@ -475,6 +475,13 @@ def sampler_set_weights(ss):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def sampler_learns(ss):
+    """Whether the sampler learns from feedback (OSMD / AdaOSMD): only then do the solvers
+    compute ||Delta_k||^2 for `sampler_update`."""
+    return ss.kind == OSMD or ss.kind == ADAOSMD
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def sampler_update(ss, idx, ak, pk):
     """OSMD / AdaOSMD step after the draws idx with probabilities pk and feedback ak (a no-op
     for the fixed and oracle samplers). Algorithms 3-4 with the mini-batch constants of §2.4."""

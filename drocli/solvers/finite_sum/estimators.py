@@ -43,11 +43,12 @@ def diff_sqnorm(x, w):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def vr_estimate(data, x, snap, dr):
+def vr_estimate(data, x, snap, dr, feedback):
     """The estimator above at x with control variate snap.w (not counted here), with
-    grad f_i(w) = snap.c[i] a_i + mu w read from the snapshot. Writes the sampler feedback
-    dr.ak[k] = ||Delta_k||^2 (squared norm, no 1/n^2) with the pre-refresh w. SGD uses it with
-    an all-zero snapshot: g = (1/b) sum_k grad f_{i_k}(x) / (n p_k).
+    grad f_i(w) = snap.c[i] a_i + mu w read from the snapshot. With `feedback` (a sampler
+    that learns, OSMD / AdaOSMD) it writes dr.ak[k] = ||Delta_k||^2 (squared norm, no 1/n^2)
+    with the pre-refresh w; without it ||x - w||^2 is not computed. SGD uses it with an
+    all-zero snapshot: g = (1/b) sum_k grad f_{i_k}(x) / (n p_k).
     """
     A, y, obj, mu, row_sq = data.A, data.y, data.obj, data.mu, data.row_sq
     w, gw, snap_s, snap_c = snap.w, snap.gw, snap.s, snap.c
@@ -58,7 +59,8 @@ def vr_estimate(data, x, snap, dr):
         g[j] = gw[j]
     dxw2 = 0.0
     if mu != 0.0:
-        dxw2 = diff_sqnorm(x, w)
+        if feedback:
+            dxw2 = diff_sqnorm(x, w)
         wsum = 0.0
         for k in range(b):
             wsum += 1.0 / (b * n * pk[k])
@@ -71,10 +73,34 @@ def vr_estimate(data, x, snap, dr):
         coef = c / (b * n * pk[k])
         for j in range(d):
             g[j] += coef * A[i, j]
-        a = c * c * row_sq[i]
-        if mu != 0.0:
-            a += 2.0 * c * mu * (s - snap_s[i]) + mu * mu * dxw2
-        ak[k] = a if a > 0.0 else 0.0
+        if feedback:
+            a = c * c * row_sq[i]
+            if mu != 0.0:
+                a += 2.0 * c * mu * (s - snap_s[i]) + mu * mu * dxw2
+            ak[k] = a if a > 0.0 else 0.0
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def vr_step_single(data, x, snap, dr, step):
+    """x -= step g for a batch of one index dr.idx[0], the estimator above fused with the step
+    in one pass over x (an iteration whose coin keeps w and whose sampler does not learn).
+    The same arithmetic in the same order as `vr_estimate` then x[j] -= step g[j], so the same
+    bits, without writing g."""
+    A, y, obj, mu = data.A, data.y, data.obj, data.mu
+    w, gw, snap_c = snap.w, snap.gw, snap.c
+    i = dr.idx[0]
+    d = x.shape[0]
+    n = A.shape[0]
+    s = dot_row(A, i, x)
+    c = dphi(s, y[i], obj) - snap_c[i]
+    coef = c / (n * dr.pk[0])
+    if mu != 0.0:
+        mw = mu * (0.0 + 1.0 / (n * dr.pk[0]))
+        for j in range(d):
+            x[j] -= step * ((gw[j] + mw * (x[j] - w[j])) + coef * A[i, j])
+    else:
+        for j in range(d):
+            x[j] -= step * (gw[j] + coef * A[i, j])
 
 
 @njit(cache=True, _nrt=False)

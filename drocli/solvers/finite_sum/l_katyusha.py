@@ -31,7 +31,12 @@ from pydantic import Field
 from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.jit import njit
-from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
+from drocli.ops.samplers import (
+    sampler_draw_batch,
+    sampler_learns,
+    sampler_set_weights,
+    sampler_update,
+)
 from drocli.problems.finite_sum import full_pass
 from drocli.registry import auto
 from drocli.solvers.finite_sum import (
@@ -113,6 +118,7 @@ def lkatyusha_chunk(data, it, snap, U, coins, rho, st, ss, optimal, dr, counter)
     ek = st.eta * st.kappa
     inv = 1.0 / (1.0 + ek)
     eL = st.eta / st.L
+    feedback = sampler_learns(ss)
     for t in range(U.shape[0]):
         for j in range(d):
             x[j] = theta1 * z[j] + theta2 * w[j] + th3 * v[j]
@@ -120,7 +126,7 @@ def lkatyusha_chunk(data, it, snap, U, coins, rho, st, ss, optimal, dr, counter)
             delta_norms(data, x, snap, ss.pfix)
             sampler_set_weights(ss)
         sampler_draw_batch(ss, U[t], dr.idx, dr.pk)
-        vr_estimate(data, x, snap, dr)
+        vr_estimate(data, x, snap, dr, feedback)
         counter[0] += 2 * b
         if coins[t] < rho:
             for j in range(d):

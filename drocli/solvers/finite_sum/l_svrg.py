@@ -28,7 +28,12 @@ import numpy as np
 
 from drocli import registry
 from drocli.ops.jit import njit
-from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
+from drocli.ops.samplers import (
+    sampler_draw_batch,
+    sampler_learns,
+    sampler_set_weights,
+    sampler_update,
+)
 from drocli.problems.finite_sum import full_pass
 from drocli.problems.finite_sum_mlp import MLPSnapshot
 from drocli.registry import auto
@@ -44,21 +49,30 @@ from drocli.solvers.finite_sum.estimators import (
     mlp_delta_norms,
     mlp_vr_estimate,
     vr_estimate,
+    vr_step_single,
 )
 
 
 @njit(cache=True, _nrt=False)
 def lsvrg_chunk(data, x, snap, U, coins, rho, step, ss, optimal, dr, counter):
-    """U.shape[0] iterations of Algorithm 1 in place (x, the snapshot at w, sampler state)."""
+    """U.shape[0] iterations of Algorithm 1 in place (x, the snapshot at w, sampler state).
+    With one index per step and a sampler that does not learn, an iteration whose coin keeps
+    w takes the fused estimator-and-step (`vr_step_single`, same bits, one pass over x)."""
     w, g = snap.w, dr.g
     d = x.shape[0]
     b = dr.idx.shape[0]
+    feedback = sampler_learns(ss)
+    fused = b == 1 and not feedback
     for t in range(U.shape[0]):
         if optimal:
             delta_norms(data, x, snap, ss.pfix)
             sampler_set_weights(ss)
         sampler_draw_batch(ss, U[t], dr.idx, dr.pk)
-        vr_estimate(data, x, snap, dr)
+        if fused and not coins[t] < rho:
+            vr_step_single(data, x, snap, dr, step)
+            counter[0] += 2
+            continue
+        vr_estimate(data, x, snap, dr, feedback)
         counter[0] += 2 * b
         if coins[t] < rho:
             for j in range(d):

@@ -19,7 +19,12 @@ import numpy as np
 
 from drocli import registry
 from drocli.ops.jit import njit
-from drocli.ops.samplers import sampler_draw_batch, sampler_set_weights, sampler_update
+from drocli.ops.samplers import (
+    sampler_draw_batch,
+    sampler_learns,
+    sampler_set_weights,
+    sampler_update,
+)
 from drocli.problems.finite_sum import Snapshot
 from drocli.solvers.finite_sum import (
     StepParams,
@@ -38,12 +43,13 @@ def sgd_chunk(data, x, zero, U, step, ss, optimal, dr, counter):
     g = dr.g
     d = x.shape[0]
     b = dr.idx.shape[0]
+    feedback = sampler_learns(ss)
     for t in range(U.shape[0]):
         if optimal:
             delta_norms(data, x, zero, ss.pfix)
             sampler_set_weights(ss)
         sampler_draw_batch(ss, U[t], dr.idx, dr.pk)
-        vr_estimate(data, x, zero, dr)
+        vr_estimate(data, x, zero, dr, feedback)
         counter[0] += b
         for j in range(d):
             x[j] -= step * g[j]
