@@ -57,8 +57,13 @@ class Cell:
         return hashlib.sha1(_canon(self.key()).encode()).hexdigest()[:12]
 
     def seed_sequence(self) -> np.random.SeedSequence:
-        """The cell's own stream: from its seed and its key, never from worker or order."""
+        """The cell's own stream: from its seed and its key, never from worker or order, nor
+        from where the data files are (`data.params.path` hashed as if unset: the same file
+        moved elsewhere gives the same numbers)."""
         key = dict(self.key())
+        name, params, data_seed = key["data"]
+        if isinstance(params, dict) and params.get("path"):
+            key["data"] = [name, {**params, "path": ""}, data_seed]
         key.pop("seed")
         key.pop("budget")
         key.pop("metrics")

@@ -205,7 +205,8 @@ def seed_list(v):
         raise ValueError("seeds must be a count or a list of integers")
     if isinstance(v, int):
         if not 1 <= v <= MAX_SEEDS:
-            raise ValueError(f"a seed count must lie in [1, {MAX_SEEDS}], got {v}")
+            raise ValueError(f"a seed count must lie in [1, {MAX_SEEDS}]"
+                             + ("; for the one seed 0 write [0]" if v == 0 else ""))
         return list(range(v))
     if isinstance(v, str) and "-" in v:  # "0-9"
         a, b = v.split("-", 1)

@@ -36,3 +36,23 @@ def test_shipped_spec_expands_to_recorded_cells(folder):
     shipped = ROOT / "experiments" / f"{saved.name}.yaml"
     spec = load_spec(shipped, profile=saved.profile)
     assert {c.id for c in expand(spec)} == _recorded_ids(folder)
+
+
+def test_stream_does_not_depend_on_where_the_data_is(tmp_path):
+    """The same data file in two folders: two cells (ids name the path), one random stream;
+    another seed or another file name's content is another stream."""
+    import dataclasses
+
+    spec = load_spec(ROOT / "experiments" / "as_lsvrg_fig1.yaml", profile="smoke")
+    cell = expand(spec)[0]
+    a = dataclasses.replace(cell, data_params={**cell.data_params, "path": str(tmp_path / "a")},
+                            key_forms=None)
+    b = dataclasses.replace(cell, data_params={**cell.data_params, "path": "elsewhere/b"},
+                            key_forms=None)
+    unset = dataclasses.replace(cell, data_params={**cell.data_params, "path": ""},
+                                key_forms=None)
+    assert a.id != b.id
+    ent = [c.seed_sequence().entropy for c in (a, b, unset)]
+    assert ent[0] == ent[1] == ent[2]
+    other = dataclasses.replace(a, seed=a.seed + 1)
+    assert other.seed_sequence().entropy != ent[0]

@@ -69,6 +69,22 @@ UNIFORM_DRAWS = 400_000
 ROBUST_UP_TO = 30       # past 30 seeds the uniform and t quantiles differ by < 0.5 %
 
 
+@functools.lru_cache(maxsize=4)
+def uniform_t_stats(n: int) -> np.ndarray:
+    """The t statistics of UNIFORM_DRAWS seeded samples of n uniform differences."""
+    rng = np.random.default_rng([RNG_SEED, n])
+    d = rng.uniform(-1.0, 1.0, size=(UNIFORM_DRAWS, n))
+    return d.mean(axis=1) / (d.std(axis=1, ddof=1) / math.sqrt(n))
+
+
+def simulated_critical_value(n: int, p: float) -> float:
+    """`critical_value` computed afresh (no table)."""
+    t = t_quantile(n - 1, p)
+    if n > ROBUST_UP_TO:
+        return t
+    return max(t, float(np.quantile(uniform_t_stats(n), p)))
+
+
 @functools.lru_cache(maxsize=256)
 def critical_value(n: int, p: float) -> float:
     """The multiplier of the standard error for a one-sided level 1 - p with n seeds: the
@@ -76,15 +92,14 @@ def critical_value(n: int, p: float) -> float:
     differences. Under a symmetric null the t-test is conservative for heavy tails but
     liberal for light ones (uniform differences: 3.3 % instead of 2.5 % at 5 seeds), and
     every symmetric unimodal law is a scale mixture of uniforms (Khintchine), so the
-    uniform's quantile is the robust choice; it is computed once per (n, p) from a seeded
-    simulation, so verdicts are reproducible."""
-    t = t_quantile(n - 1, p)
-    if n > ROBUST_UP_TO:
-        return t
-    rng = np.random.default_rng([RNG_SEED, n])
-    d = rng.uniform(-1.0, 1.0, size=(UNIFORM_DRAWS, n))
-    stat = d.mean(axis=1) / (d.std(axis=1, ddof=1) / math.sqrt(n))
-    return max(t, float(np.quantile(stat, p)))
+    uniform's quantile is the robust choice; it comes from a seeded simulation, so verdicts
+    are reproducible. The levels of the default confidence (Bonferroni over up to 64
+    comparisons, 2 to 30 seeds) are read from `critical_table`, the same simulation run
+    once ahead (a first `check` then needs neither the simulation nor scipy)."""
+    from drocli.claims.critical_table import VALUES
+
+    found = VALUES.get(n, {}).get(p)
+    return found if found is not None else simulated_critical_value(n, p)
 
 
 def verdict_of(holds_side: bool, fails_side: bool) -> str:

@@ -202,8 +202,8 @@ def _solve_cached(problem):
 
     from drocli.problems import solution_cache
 
-    h = hashlib.sha1(problem.A.tobytes())
-    h.update(problem.y.tobytes())
+    h = hashlib.sha1(problem.A)          # C-contiguous: hashed in place, no copy of the data
+    h.update(problem.y)
     key = (h.hexdigest(), problem.A.shape, problem.obj, problem.mu)
     if key not in _SOLVE_CACHE:
         if len(_SOLVE_CACHE) >= _SOLVE_CACHE_SIZE:
