@@ -112,6 +112,10 @@ def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None)
     if backend == "fork":
         yield from _forked(pending, blas_threads, n_jobs)
         return
+    if n_jobs == 1:                 # one after another in this process: joblib not needed
+        for c in pending:
+            yield _run_remote(c, blas_threads)
+        return
     import joblib
 
     jobs = (joblib.delayed(_run_remote)(c, blas_threads) for c in pending)
