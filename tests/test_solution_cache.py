@@ -19,19 +19,25 @@ def _logistic(seed=0, n=60, d=5):
     return A, y
 
 
+def _new_process():
+    """Forget what this process derived (as a new process would)."""
+    finite_sum._SOLVE_CACHE.clear()
+    finite_sum._DERIVED.clear()
+
+
 def _files(home):
     return sorted((home / "cache" / solution_cache.SUB).glob("*.npz"))
 
 
 def test_solution_is_solved_once_then_read(data_home, monkeypatch):
     A, y = _logistic()
-    finite_sum._SOLVE_CACHE.clear()
+    _new_process()
     first = FiniteSumProblem(A, y, objective="logistic", mu=0.01)
     assert len(_files(data_home)) == 1
     # scipy's minimiser agrees with the stored x* (independent truth)
     ref = minimize(first.loss, np.zeros(5), method="BFGS", options={"gtol": 1e-10})
     assert np.allclose(first.x_star, ref.x, atol=1e-6)
-    finite_sum._SOLVE_CACHE.clear()                 # a new process: only the disk is left
+    _new_process()                 # a new process: only the disk is left
 
     def solve_again(self):
         raise AssertionError("solved again although x* was stored")
@@ -44,23 +50,23 @@ def test_solution_is_solved_once_then_read(data_home, monkeypatch):
 
 def test_a_forged_or_stale_solution_is_not_used(data_home):
     A, y = _logistic(seed=1)
-    finite_sum._SOLVE_CACHE.clear()
+    _new_process()
     good = FiniteSumProblem(A, y, objective="logistic", mu=0.01)
     (path,) = _files(data_home)
     np.savez(path, x=good.x_star + 1e-3, info=np.array('{"x_star_solver": "forged"}'))
-    finite_sum._SOLVE_CACHE.clear()
+    _new_process()
     again = FiniteSumProblem(A, y, objective="logistic", mu=0.01)
     assert np.array_equal(again.x_star, good.x_star)            # solved afresh
     assert again.info["x_star_solver"] == "newton"
     path.write_bytes(b"not an npz")                               # unreadable: solved afresh
-    finite_sum._SOLVE_CACHE.clear()
+    _new_process()
     assert FiniteSumProblem(A, y, objective="logistic", mu=0.01).f_star == good.f_star
 
 
 def test_no_cache_writes_nothing(data_home, monkeypatch):
     monkeypatch.setenv("DROCLI_NO_CACHE", "1")
     A, y = _logistic(seed=2)
-    finite_sum._SOLVE_CACHE.clear()
+    _new_process()
     FiniteSumProblem(A, y, objective="logistic", mu=0.01)
     assert _files(data_home) == []
 
@@ -77,3 +83,30 @@ def test_block_sums_equal_the_dense_formulas(obj, monkeypatch):
     assert p.sigma_star2 == pytest.approx(np.mean((G * G).sum(axis=1)), rel=1e-12)
     w = np.random.default_rng(0).random(A.shape[0])
     assert np.allclose(finite_sum._weighted_gram(A, w), (A.T * w) @ A, rtol=1e-12, atol=1e-14)
+
+
+def test_same_arrays_derive_once_other_arrays_again(data_home, monkeypatch):
+    """The warm-up and the cell build the problem on the same data arrays: the second build
+    reuses x*, F*, sigma*^2 and the Gram eigenvalues; other arrays (even equal ones after
+    a change) derive their own."""
+    A, y = _logistic(seed=4)
+    _new_process()
+    first = FiniteSumProblem(A, y, objective="logistic", mu=0.01)
+    calls = []
+    real = FiniteSumProblem._derive
+
+    def counting(self):
+        calls.append(1)
+        return real(self)
+
+    monkeypatch.setattr(FiniteSumProblem, "_derive", counting)
+    again = FiniteSumProblem(A, y, objective="logistic", mu=0.01)
+    assert not calls and again.f_star == first.f_star and again.L_F == first.L_F
+    B = A.copy()
+    B[0, 0] += 1.0
+    other = FiniteSumProblem(B, y, objective="logistic", mu=0.01)
+    assert calls == [1] and other.f_star != first.f_star
+    FiniteSumProblem(A, y, objective="logistic", mu=0.02)          # another mu
+    assert calls == [1, 1]
+    ref = minimize(other.loss, np.zeros(5), method="BFGS", options={"gtol": 1e-10})
+    assert other.f_star == pytest.approx(ref.fun, abs=1e-12)

@@ -51,6 +51,20 @@ class LazyKernel:
         return f"<LazyKernel {self.__module__}.{self.__qualname__} ({state})>"
 
 
+class LazyIntrinsic(LazyKernel):
+    """A numba intrinsic built on first use by `factory()` (which imports numba), so that a
+    module holding one imports numba no earlier than its kernels do."""
+
+    def __init__(self, factory):
+        super().__init__(factory, {})
+
+    @property
+    def dispatcher(self):
+        if self._disp is None:
+            self._disp = self._func()
+        return self._disp
+
+
 def _realize(namespace: dict) -> None:
     """Replace every LazyKernel in a module namespace (and in the drocli modules it names)
     by its dispatcher."""

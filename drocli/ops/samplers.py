@@ -475,6 +475,13 @@ def sampler_set_weights(ss):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def sampler_peekable(ss):
+    """Whether `sampler_draw` is O(1) and leaves the state alone (uniform, importance by
+    alias), so a loop may compute the next index a step early to prefetch its row."""
+    return ss.kind == UNIFORM or ss.kind == IMPORTANCE
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def sampler_learns(ss):
     """Whether the sampler learns from feedback (OSMD / AdaOSMD): only then do the solvers
     compute ||Delta_k||^2 for `sampler_update`."""

@@ -27,7 +27,10 @@ grad f_i(x) = dphi(a_i.x; y_i) a_i + mu x.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import weakref
+from collections import OrderedDict
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -192,14 +195,14 @@ def _weighted_gram(A: np.ndarray, wts: np.ndarray) -> np.ndarray:
 
 _SOLVE_CACHE: dict = {}
 _SOLVE_CACHE_SIZE = 4
+_DERIVED: OrderedDict = OrderedDict()   # (id(A), shape, y digest, obj, mu) -> (ref to A, dict)
+_DERIVED_SIZE = 2
 
 
 def _solve_cached(problem):
     """x* and its info, cached per (data bytes, objective, mu): the runner builds a problem per
     cell on the same cached data, and a Newton solve at w8a size takes seconds. Kept in this
     process and on disk (`drocli.problems.solution_cache`), so a data set is solved once."""
-    import hashlib
-
     from drocli.problems import solution_cache
 
     h = hashlib.sha1(problem.A)          # C-contiguous: hashed in place, no copy of the data
@@ -262,31 +265,52 @@ class FiniteSumProblem(CountedOracles):
         self.A, self.y, self.mu = A, y, mu
         self.n, self.d = A.shape
         self.N = self.n
-        self.row_sq = np.einsum("ij,ij->i", A, A)
+        self.init_counter()
+        self.info = dict(info or {})
+        key = (id(A), A.shape, hashlib.sha1(y).hexdigest(), self.obj, mu)
+        hit = _DERIVED.get(key)
+        if hit is None or hit[0]() is not A:
+            hit = (weakref.ref(A), self._derive())
+            _DERIVED[key] = hit
+            while len(_DERIVED) > _DERIVED_SIZE:
+                _DERIVED.popitem(last=False)
+        d = hit[1]
+        self.row_sq = d["row_sq"]
         self.kdata = LinearData(A, y, int(self.obj), mu, self.row_sq)
         scale = 1.0 if self.obj == LEAST_SQUARES else 0.25
         self.L = scale * self.row_sq + mu
         self.L_bar = float(self.L.mean())
         self.L_max = float(self.L.max())
-        gram_eigs = np.linalg.eigvalsh(A.T @ A / self.n) if self.d <= 2000 else None
-        if gram_eigs is not None:
-            lmin, lmax = max(float(gram_eigs[0]), 0.0), float(gram_eigs[-1])
-        else:  # pragma: no cover - very wide data
-            from drocli.ops.erm import lambda_max_gram
-
-            lmin, lmax = 0.0, lambda_max_gram(A) / self.n
-        self.L_F = scale * lmax + mu
-        self.strong_convexity = (lmin + mu) if self.obj == LEAST_SQUARES else mu
-        self.init_counter()
-        self.info = dict(info or {})
-        self.x_star, solve_info = _solve_cached(self)
+        self.L_F = scale * d["lmax"] + mu
+        self.strong_convexity = (d["lmin"] + mu) if self.obj == LEAST_SQUARES else mu
+        self.x_star, solve_info = d["x_star"].copy(), dict(d["solve_info"])
         self.info.update(solve_info)
-        self.f_star = self.loss(self.x_star)
-        self.sigma_star2 = self._sigma_star2()
+        self.f_star = d["f_star"]
+        self.sigma_star2 = d["sigma_star2"]
         self.gap_floor = 1e-16 * max(1.0, abs(self.f_star))
         self.info.update(L_bar=self.L_bar, L_max=self.L_max, L_F=self.L_F,
                          strong_convexity=self.strong_convexity, f_star=self.f_star,
                          sigma_star2=self.sigma_star2)
+
+    def _derive(self) -> dict:
+        """What the problem derives from its data once: ||a_i||^2, the Gram matrix's extreme
+        eigenvalues, x* (with its solve's info), F* and sigma*^2. Kept per data arrays in
+        this process (`_DERIVED`): the warm-up and the cell build the same problem."""
+        A = self.A
+        out = {"row_sq": np.einsum("ij,ij->i", A, A)}
+        self.row_sq = out["row_sq"]
+        gram_eigs = np.linalg.eigvalsh(A.T @ A / self.n) if self.d <= 2000 else None
+        if gram_eigs is not None:
+            out["lmin"], out["lmax"] = max(float(gram_eigs[0]), 0.0), float(gram_eigs[-1])
+        else:  # pragma: no cover - very wide data
+            from drocli.ops.erm import lambda_max_gram
+
+            out["lmin"], out["lmax"] = 0.0, lambda_max_gram(A) / self.n
+        self.x_star, out["solve_info"] = _solve_cached(self)
+        out["x_star"] = self.x_star.copy()
+        out["f_star"] = self.loss(self.x_star)
+        out["sigma_star2"] = self._sigma_star2()
+        return out
 
     # ---- exact solution (independent of the solvers) -------------------------------------
     def _solve(self):

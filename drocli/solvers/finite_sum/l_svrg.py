@@ -28,9 +28,12 @@ import numpy as np
 
 from drocli import registry
 from drocli.ops.jit import njit
+from drocli.ops.prefetch import prefetch_row
 from drocli.ops.samplers import (
+    sampler_draw,
     sampler_draw_batch,
     sampler_learns,
+    sampler_peekable,
     sampler_set_weights,
     sampler_update,
 )
@@ -63,11 +66,16 @@ def lsvrg_chunk(data, x, snap, U, coins, rho, step, ss, optimal, dr, counter):
     b = dr.idx.shape[0]
     feedback = sampler_learns(ss)
     fused = b == 1 and not feedback
-    for t in range(U.shape[0]):
+    ahead = b == 1 and sampler_peekable(ss)      # the next index is known a step early
+    T = U.shape[0]
+    for t in range(T):
         if optimal:
             delta_norms(data, x, snap, ss.pfix)
             sampler_set_weights(ss)
         sampler_draw_batch(ss, U[t], dr.idx, dr.pk)
+        if ahead and t + 1 < T:
+            nxt = sampler_draw(ss, U[t + 1, 0])
+            prefetch_row(data.A, nxt)
         if fused and not coins[t] < rho:
             vr_step_single(data, x, snap, dr, step)
             counter[0] += 2
