@@ -4,12 +4,10 @@ The values are exactly what the seeded simulation gives (`simulated_critical_val
 2..30 seeds at the levels of the default 95 % confidence: the two-sided interval
 (p = 0.975) and the Bonferroni refutation over k = 1..64 comparisons
 (p = 0.5 + (1 - 0.05 / k) / 2). A test recomputes entries and compares them to the bit.
-Regenerate with `python -m drocli.claims.critical_table` after changing the simulation.
+Regenerate with `python -m drocli.claims.inference` after changing the simulation.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 SEEDS = range(2, 31)
 COMPARISONS = range(1, 65)
@@ -24,25 +22,6 @@ def levels() -> list[float]:
         refute = 1.0 - (1.0 - CONFIDENCE) / k
         ps.append(0.5 + refute / 2)
     return sorted(set(ps))
-
-
-def write(path: Path | None = None) -> None:
-    """Recompute the table and rewrite this file below MARK."""
-    from drocli.claims.inference import simulated_critical_value
-
-    path = Path(path or __file__)
-    text = path.read_text()
-    lines = ["VALUES: dict[int, dict[float, float]] = {"]
-    for n in SEEDS:
-        lines.append(f"    {n}: {{")
-        lines += [f"        {p!r}: {simulated_critical_value(n, p)!r}," for p in levels()]
-        lines.append("    },")
-    lines.append("}")
-    path.write_text(text[:text.rindex(MARK) + len(MARK)] + "\n".join(lines) + "\n")
-
-
-if __name__ == "__main__":
-    write()
 
 
 # ---- generated below this line ----

@@ -85,6 +85,23 @@ def simulated_critical_value(n: int, p: float) -> float:
     return max(t, float(np.quantile(uniform_t_stats(n), p)))
 
 
+def write_critical_table(path=None) -> None:
+    """Recompute drocli/claims/critical_table.py's VALUES (below its MARK line)."""
+    from pathlib import Path
+
+    from drocli.claims import critical_table as ct
+
+    path = Path(path or ct.__file__)
+    text = path.read_text()
+    lines = ["VALUES: dict[int, dict[float, float]] = {"]
+    for n in ct.SEEDS:
+        lines.append(f"    {n}: {{")
+        lines += [f"        {p!r}: {simulated_critical_value(n, p)!r}," for p in ct.levels()]
+        lines.append("    },")
+    lines.append("}")
+    path.write_text(text[:text.rindex(ct.MARK) + len(ct.MARK)] + "\n".join(lines) + "\n")
+
+
 @functools.lru_cache(maxsize=256)
 def critical_value(n: int, p: float) -> float:
     """The multiplier of the standard error for a one-sided level 1 - p with n seeds: the
@@ -234,3 +251,7 @@ def spread_effect(a: np.ndarray, b: np.ndarray, *, confidence: float = CONFIDENC
                     f"{smallest:.3g}, so a verdict at {confidence:.0%} needs "
                     f"{math.ceil(math.log2(2 / alpha))} seeds")
     return e
+
+
+if __name__ == "__main__":
+    write_critical_table()
