@@ -121,7 +121,7 @@ def validate(results_dir: Path, df: pd.DataFrame) -> Completeness:
     cells = man.get("cells")
     if not isinstance(cells, dict) or not cells:
         return Completeness(int(df["cell"].nunique()), int(df["cell"].nunique()))
-    have = set(df["cell"].astype(str))
+    have = {str(c) for c in df["cell"].unique()}
     foreign = sorted(have - set(cells))
     if foreign:
         raise DrocliError(f"{len(foreign)} cell(s) in the records are not in the manifest "
