@@ -123,27 +123,42 @@ def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None)
         yield from joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
 
 
+def resolve_backend(backend: str) -> str:
+    """`auto`: fork where forking this process is safe and cheap (Linux, no other thread
+    running in it), else loky. Other names are kept."""
+    if backend != "auto":
+        return backend
+    import multiprocessing as mp
+    import threading
+
+    if (sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods()
+            and threading.active_count() == 1):
+        return "fork"
+    return "loky"
+
+
 def _forked(pending, blas_threads: int, n_jobs: int):
-    """Local workers forked from this process once it has run the first cell of each
-    (solver, problem, data): they start with its imports, loaded data and compiled kernels,
-    which loky workers, started fresh, must each repeat (the cost that makes -j 2 barely
-    faster than -j 1 on specs of many short cells). A worker that dies breaks the pool,
-    which stops the run with an error instead of waiting for it."""
+    """Local workers forked from this process once it has warmed up every (solver,
+    problem, data) of the pending cells (`warm_up`: the solver on 1 % of the budget,
+    discarded): they start with its imports, loaded data and loaded kernels, which loky
+    workers, started fresh, must each repeat (the cost that makes -j 2 barely faster than
+    -j 1 on specs of many short cells). Every cell then runs in a worker. A worker that dies
+    breaks the pool, which stops the run with an error instead of waiting for it."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     workers = (os.cpu_count() or 1) if n_jobs < 0 else n_jobs
-    seen, rest = set(), []
+    if workers <= 1 or len(pending) <= 1:
+        for c in pending:
+            yield _run_remote(c, blas_threads)
+        return
+    seen = set()
     for c in pending:
         key = (c.solver, c.problem_name, c.data_name)
-        if workers > 1 and key in seen:
-            rest.append(c)
-            continue
-        seen.add(key)
-        rows, st, artifacts = run_cell(c, blas_threads)
-        yield c.id, rows, st, artifacts
-    if not rest:
-        return
+        if key not in seen:
+            seen.add(key)
+            warm_up(c)
+    rest = list(pending)
     pool = ProcessPoolExecutor(min(workers, len(rest)), mp_context=mp.get_context("fork"),
                                initializer=_leave_sigint_to_parent)
     try:
@@ -163,6 +178,7 @@ def _progress(total: int, quiet: bool):
         return None
     from tqdm import tqdm
 
+    tqdm.monitor_interval = 0       # no monitor thread: forked workers start from one thread
     return tqdm(total=total, unit="cell", desc="drocli run", file=sys.stderr, dynamic_ncols=True)
 
 
@@ -290,13 +306,14 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
     return failed
 
 
-def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "loky",
+def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
         scheduler: str | None = None, force: bool = False, quiet: bool = False,
         log=print, run_key: str | None = None) -> RunSummary:
     """Run every unfinished cell of `spec` into `out`, then merge records.csv.gz. Workers
     return each cell's rows, status and artifacts; this process writes them (atomically,
-    cell by cell, so an interrupted run resumes)."""
+    cell by cell, so an interrupted run resumes). backend `auto`: `resolve_backend`."""
     out = Path(out)
+    backend = resolve_backend(backend)
     if n_jobs == 0 or n_jobs < -1:              # before the folder exists (joblib fails late)
         raise DrocliError(f"{n_jobs} is not a number of parallel cells", key="-j/--jobs",
                           fix="give -j 1 or more, or -j -1 for every core")

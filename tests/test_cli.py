@@ -95,12 +95,23 @@ def test_parallel_and_dask_identical(tiny_spec, tmp_path):
     va = pd.read_csv(a / "records.csv.gz").sort_values(key).reset_index(drop=True)
     vb = pd.read_csv(b / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert va["value"].tolist() == vb["value"].tolist()
-    f = tmp_path / "f"       # forked workers (the parent runs the first cell of each solver)
+    f = tmp_path / "f"       # forked workers (after the parent warmed up each solver)
     assert call("run", tiny_spec, "--out", f, "-j", "2", "--backend", "fork", "-q") == 0
     vf = pd.read_csv(f / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert va.drop(columns="time_s").equals(vf.drop(columns="time_s"))
     pids = {json.loads(c.read_text())["pid"] for c in (f / "cells").glob("*.json")}
-    assert len(pids) >= 2                 # the parent ran the first cell, forks the rest
+    assert pids and os.getpid() not in pids     # every cell ran in a forked worker
+    warm = [json.loads(c.read_text()).get("warmup_s") for c in (f / "cells").glob("*.json")]
+    assert all(not w for w in warm)             # and found its kernels loaded
+    from drocli.runner import resolve_backend
+
+    assert resolve_backend("loky") == "loky"
+    expected = "fork" if sys.platform.startswith("linux") else "loky"
+    assert resolve_backend("auto") == expected
+    d = tmp_path / "d"       # the default backend (auto) gives the same values
+    assert call("run", tiny_spec, "--out", d, "-j", "2", "-q") == 0
+    vd = pd.read_csv(d / "records.csv.gz").sort_values(key).reset_index(drop=True)
+    assert va["value"].tolist() == vd["value"].tolist()
     pytest.importorskip("dask.distributed")
     c = tmp_path / "c"
     assert call("run", tiny_spec, "--out", c, "-j", "2", "--backend", "dask", "-q") == 0
