@@ -17,6 +17,7 @@ from __future__ import annotations
 from drocli.ops.jit import LazyIntrinsic, njit
 
 LINE = 8            # float64 entries per 64-byte cache line
+PREFETCH_FROM = 1 << 18   # entries (2 MB of float64): smaller designs stay in cache
 
 
 def _make_prefetch():

@@ -28,7 +28,7 @@ import numpy as np
 
 from drocli import registry
 from drocli.ops.jit import njit
-from drocli.ops.prefetch import prefetch_row
+from drocli.ops.prefetch import PREFETCH_FROM, prefetch_row
 from drocli.ops.samplers import (
     sampler_draw,
     sampler_draw_batch,
@@ -66,7 +66,8 @@ def lsvrg_chunk(data, x, snap, U, coins, rho, step, ss, optimal, dr, counter):
     b = dr.idx.shape[0]
     feedback = sampler_learns(ss)
     fused = b == 1 and not feedback
-    ahead = b == 1 and sampler_peekable(ss)      # the next index is known a step early
+    # the next index is known a step early: prefetch its row when A outgrows the caches
+    ahead = b == 1 and sampler_peekable(ss) and data.A.size > PREFETCH_FROM
     T = U.shape[0]
     for t in range(T):
         if optimal:
