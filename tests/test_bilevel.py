@@ -424,3 +424,26 @@ def test_svrb_digits_stand_in_has_its_best_uniform_scale_at_p0():
     old = BilevelWeightsProblem(d0, lam=0.01)
     vals = [old.upper_value(w_star(old, c * np.ones(old.n), 0)) for c in (1.0, 4.0, 32.0)]
     assert vals[0] > vals[1] > vals[2]
+
+
+def test_svrb_fashion_fair_stand_in_has_its_best_uniform_scale_at_p0():
+    """The fair-setup tuning spec of Fig. 1 (b, d) fixes lam = 2.6e-4 for fashion_bin (Bag vs
+    rest): F(c 1) is smallest at c = 1 there, an interior optimum at p_0, while the recorded
+    spec's lam = 0.01 keeps falling as every weight grows."""
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    spec = yaml.safe_load((root / "experiments" / "tuning" / "svrb_fig1_fashion_fair.yaml")
+                          .read_text())
+    src = registry.get("data", spec["data"]["name"])
+    d = src.func(src.params.model_validate(spec["data"]["params"]).model_dump(),
+                 spec["data"]["seed"])
+    pb = BilevelWeightsProblem(d, lam=spec["problem"]["params"]["lam"])
+    ones = np.ones(pb.n)
+    F_at = {c: pb.upper_value(w_star(pb, c * ones, 0)) for c in (0.5, 1.0, 2.0)}
+    assert F_at[1.0] < F_at[0.5] and F_at[1.0] < F_at[2.0]
+    old = BilevelWeightsProblem(d, lam=0.01)
+    vals = [old.upper_value(w_star(old, c * ones, 0)) for c in (1.0, 4.0)]
+    assert vals[0] > vals[1]
