@@ -40,9 +40,11 @@ def mypkg(tmp_path, monkeypatch):
     mods = {stem: importlib.import_module(f"mypkg.{stem}") for stem in files
             if not stem.startswith("test_")}
     yield files, mods
-    for k in registry.KINDS:
+    for k in registry.KINDS:        # only mypkg's: built-ins first loaded meanwhile stay
         for name in set(registry._REGISTRY[k]) - before[k]:
-            del registry._REGISTRY[k][name]
+            module = getattr(registry._REGISTRY[k][name].func, "__module__", "") or ""
+            if module == "mypkg" or module.startswith("mypkg."):
+                del registry._REGISTRY[k][name]
     for m in [m for m in sys.modules if m == "mypkg" or m.startswith("mypkg.")]:
         del sys.modules[m]
 
