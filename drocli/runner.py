@@ -103,18 +103,20 @@ class RunSummary:
 def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None):
     """(cell id, rows, status, artifacts) of every pending cell, as they finish.
 
-    joblib (loky, threading) runs the cells in local workers; with a dask `client` one task
-    per cell goes to the cluster (whatever its size) and the results come back here
+    One worker: the cells one after another in this process. Otherwise forked workers
+    (`_forked`) or joblib's (loky, threading) run them locally; with a dask `client` they go
+    to the cluster in tasks of several cells and the results come back here
     (drocli.backends)."""
     if client is not None:                       # drocli.backends.Dask
         yield from client.results(pending, blas_threads)
         return
-    if backend == "fork":
-        yield from _forked(pending, blas_threads, n_jobs)
-        return
-    if n_jobs == 1:                 # one after another in this process: joblib not needed
-        for c in pending:
+    workers = (os.cpu_count() or 1) if n_jobs < 0 else n_jobs
+    if workers == 1 or (backend == "fork" and len(pending) <= 1):
+        for c in pending:           # no pool to start, and joblib not even imported
             yield _run_remote(c, blas_threads)
+        return
+    if backend == "fork":
+        yield from _forked(pending, blas_threads, workers)
         return
     import joblib
 
@@ -137,7 +139,7 @@ def resolve_backend(backend: str) -> str:
     return "loky"
 
 
-def _forked(pending, blas_threads: int, n_jobs: int):
+def _forked(pending, blas_threads: int, workers: int):
     """Local workers forked from this process once it has warmed up every (solver,
     problem, data) of the pending cells (`warm_up`: the solver on 1 % of the budget,
     discarded): they start with its imports, loaded data and loaded kernels, which loky
@@ -147,22 +149,16 @@ def _forked(pending, blas_threads: int, n_jobs: int):
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    workers = (os.cpu_count() or 1) if n_jobs < 0 else n_jobs
-    if workers <= 1 or len(pending) <= 1:
-        for c in pending:
-            yield _run_remote(c, blas_threads)
-        return
     seen = set()
     for c in pending:
         key = (c.solver, c.problem_name, c.data_name)
         if key not in seen:
             seen.add(key)
             warm_up(c)
-    rest = list(pending)
-    pool = ProcessPoolExecutor(min(workers, len(rest)), mp_context=mp.get_context("fork"),
+    pool = ProcessPoolExecutor(min(workers, len(pending)), mp_context=mp.get_context("fork"),
                                initializer=_leave_sigint_to_parent)
     try:
-        futures = [pool.submit(_run_remote, c, blas_threads) for c in rest]
+        futures = [pool.submit(_run_remote, c, blas_threads) for c in pending]
         for fut in as_completed(futures):
             yield fut.result()
     except BaseException:          # Ctrl-C, a broken pool: stop the workers now, not after

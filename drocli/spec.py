@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from drocli import registry
 from drocli.errors import DrocliError, did_you_mean
 from drocli.files import MAX_SPEC_BYTES
+from drocli.layout import NAME_PATTERN  # one safe path component
 from drocli.overrides import _child, apply_override, parse_set, select  # noqa: F401 (API here)
 from drocli.safe_yaml import (  # noqa: F401 -- kept importable from here
     MAX_ALIASES,
@@ -48,7 +49,6 @@ PROFILES = ("smoke", "quick", "paper")
 
 
 MAX_SEEDS = 10_000
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"   # one safe path component (< 255 bytes)
 NAME_RULE = ("letters, digits, '_', '.', '-', starting with a letter or digit, at most 100 "
              "characters")
 MAX_SEED = 2**63 - 1       # seeds are int64 in the records

@@ -10,6 +10,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 
 from drocli import registry
+from drocli.layout import NAME_PATTERN
 from drocli.plots.finals import final_frame, ordered_labels
 
 
@@ -26,7 +27,7 @@ class BoxSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["box"]
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+    name: str = Field(pattern=NAME_PATTERN)
     title: str | None = None
     caption: str | None = None
     labels: list[str] | None = None

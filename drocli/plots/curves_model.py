@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
 
+from drocli.layout import NAME_PATTERN
 from drocli.plots import FilterSpec
 
 DEFAULT_XLABELS = {"oracle_calls": "# oracle calls", "time_s": "wall time (s)",
@@ -46,7 +47,7 @@ class FigureSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["curves"] = "curves"
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")   # file stem
+    name: str = Field(pattern=NAME_PATTERN)   # file stem
     title: str | None = None
     caption: str | None = None
     layout: tuple[PositiveInt, PositiveInt] | None = None       # rows, cols

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, m
 
 from drocli import registry
 from drocli.errors import DrocliError, did_you_mean
+from drocli.layout import NAME_PATTERN
 from drocli.records import param_column, read_artifacts
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class ObjectiveSpaceFigure(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["objective_space"]
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")   # file stem
+    name: str = Field(pattern=NAME_PATTERN)   # file stem
     title: str | None = None
     caption: str | None = None
     rows: list[str] = Field(min_length=1)              # labels, in order

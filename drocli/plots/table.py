@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from drocli import registry
 from drocli.errors import DrocliError, did_you_mean
+from drocli.layout import NAME_PATTERN
 from drocli.plots.finals import final_frame, ordered_labels
 from drocli.records import atomic_write_text
 
@@ -32,7 +33,7 @@ class TableSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["table"]
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+    name: str = Field(pattern=NAME_PATTERN)
     title: str | None = None
     caption: str | None = None
     rows: str | None = None              # column whose values give the row groups (setting)

@@ -200,9 +200,10 @@ _DERIVED_SIZE = 2
 
 
 def _solve_cached(problem):
-    """x* and its info, cached per (data bytes, objective, mu): the runner builds a problem per
-    cell on the same cached data, and a Newton solve at w8a size takes seconds. Kept in this
-    process and on disk (`drocli.problems.solution_cache`), so a data set is solved once."""
+    """x* and its info (copies), cached per (data bytes, objective, mu): a Newton solve at w8a
+    size takes seconds. Kept in this process, for the same data held in other arrays (the
+    same arrays hit `_DERIVED` first), and on disk (`drocli.problems.solution_cache`), so a
+    data set is solved once."""
     from drocli.problems import solution_cache
 
     h = hashlib.sha1(problem.A)          # C-contiguous: hashed in place, no copy of the data
@@ -298,7 +299,6 @@ class FiniteSumProblem(CountedOracles):
         this process (`_DERIVED`): the warm-up and the cell build the same problem."""
         A = self.A
         out = {"row_sq": np.einsum("ij,ij->i", A, A)}
-        self.row_sq = out["row_sq"]
         gram_eigs = np.linalg.eigvalsh(A.T @ A / self.n) if self.d <= 2000 else None
         if gram_eigs is not None:
             out["lmin"], out["lmax"] = max(float(gram_eigs[0]), 0.0), float(gram_eigs[-1])
@@ -306,8 +306,8 @@ class FiniteSumProblem(CountedOracles):
             from drocli.ops.erm import lambda_max_gram
 
             out["lmin"], out["lmax"] = 0.0, lambda_max_gram(A) / self.n
-        self.x_star, out["solve_info"] = _solve_cached(self)
-        out["x_star"] = self.x_star.copy()
+        self.x_star, out["solve_info"] = _solve_cached(self)    # a copy: kept as it is
+        out["x_star"] = self.x_star
         out["f_star"] = self.loss(self.x_star)
         out["sigma_star2"] = self._sigma_star2()
         return out
