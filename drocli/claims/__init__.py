@@ -207,9 +207,40 @@ def evaluate_claims(records, claims: list, profile: str, manifest: dict | None =
     if dup:
         raise DrocliError(f"claim ids must be unique, repeated: {', '.join(dup)}",
                           key="claims")
+    split = _ByMetric(records)
     if manifest is None:
-        return [evaluate_claim(records, c, profile) for c in specs]
-    return [_registered(records, c, profile, manifest, tuning) for c in specs]
+        return [evaluate_claim(split.rows(c), c, profile) for c in specs]
+    return [_registered(split.rows(c), c, profile, manifest, tuning) for c in specs]
+
+
+class _ByMetric:
+    """The records split by metric once, so that each claim filters only its metric's rows
+    (a paper folder's records hold several metrics over hundreds of thousands of rows). A
+    metric absent from the records leaves the whole frame: evaluate_claim names it."""
+
+    def __init__(self, records):
+        self.records, self._parts = records, None
+
+    def rows(self, claim: ClaimBase):
+        if claim.metric is None or "metric" not in self.records.columns:
+            return self.records
+        if self._parts is None:
+            from drocli.aggregate import as_text
+
+            metric = as_text(self.records["metric"])
+            self._parts = {m: _compact(self.records[metric == m])
+                           for m in metric.dropna().unique()}
+        return self._parts.get(claim.metric, self.records)
+
+
+def _compact(rows):
+    """Text columns as categoricals: every label, panel and seed subset a claim takes then
+    copies integer codes instead of Python strings (most of check's time otherwise)."""
+    import pandas as pd
+
+    text = [c for c in rows.columns if rows[c].dtype == object
+            and pd.api.types.infer_dtype(rows[c], skipna=False) == "string"]
+    return rows.astype(dict.fromkeys(text, "category")) if text else rows
 
 
 def _registered(records, claim: ClaimBase, profile: str, manifest: dict,
@@ -227,7 +258,8 @@ def _registered(records, claim: ClaimBase, profile: str, manifest: dict,
     reg["seeds"] = seeds
     if reg["status"] == "post_hoc" and reg["confirmed_seeds"]:
         keep = {str(s) for s in reg["confirmed_seeds"]}
-        sub = records[records["seed"].astype(str).isin(keep)]
+        seed = records["seed"]
+        sub = records[seed.isin([v for v in seed.unique() if str(v) in keep])]
         conf = evaluate_claim(sub, claim, profile)
         if conf.status != "skipped":
             reg = {**reg, "status": "confirmed", "post_hoc_status": res.status,
@@ -239,7 +271,7 @@ def _registered(records, claim: ClaimBase, profile: str, manifest: dict,
 
 
 def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
-    from drocli.aggregate import apply_filter
+    from drocli.aggregate import apply_filter, as_text
     from drocli.errors import did_you_mean
 
     reproduced = claim.reproduced if isinstance(claim.reproduced, bool) \
@@ -254,7 +286,7 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
         return result("skipped", f"profile {profile!r} not in {claim.profiles}")
     where = f"claims[{claim.id}]"
     if claim.metric is not None:
-        metrics = sorted(map(str, records["metric"].dropna().unique()))
+        metrics = sorted(map(str, as_text(records["metric"]).dropna().unique()))
         if claim.metric not in metrics:
             raise DrocliError(f"claim {claim.id!r}: unknown metric {claim.metric!r}; metrics in "
                               f"the records: {', '.join(metrics) or '(none)'}",
@@ -264,8 +296,9 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
         rows = rows[rows["metric"] == claim.metric]
     judged = {}
     if "cell" in rows.columns and "seed" in rows.columns:
-        in_claim = rows[rows["label"].astype(str).isin(claim.labels)]
-        judged = dict(zip(in_claim["cell"], in_claim["seed"], strict=True))
+        in_claim = rows[as_text(rows["label"]).isin(claim.labels)]
+        first = in_claim.drop_duplicates("cell", keep="last")      # one seed per cell
+        judged = dict(zip(first["cell"], first["seed"], strict=True))
     if claim.panels:
         return _in_panels(rows, claim, result, reproduced, judged)
     out = _judge_rows(rows, claim, result, reproduced)
@@ -275,10 +308,15 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
 
 def _judge_rows(rows, claim: ClaimBase, result, reproduced: bool) -> ClaimResult:
     """The claim's kind on these rows (the claim's metric and filter applied)."""
+    import pandas as pd
+
+    from drocli.aggregate import as_text
     from drocli.claims.judge import SkipClaim
 
-    lab = rows["label"].astype(str)
-    data = {label: rows[lab == label] for label in claim.labels}
+    lab = as_text(rows["label"])
+    codes, names = pd.factorize(lab)            # one pass over the labels, not one per label
+    code = {name: i for i, name in enumerate(names)}
+    data = {label: rows[codes == code.get(label, -2)] for label in claim.labels}
     missing = [label for label, d in data.items() if d.empty]
     if missing:
         have = sorted(set(lab))
