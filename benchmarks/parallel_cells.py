@@ -15,25 +15,13 @@ Cells are counted from the first run's manifest.
 from __future__ import annotations
 
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def timed(cmd: list[str]) -> tuple[float, float]:
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return time.perf_counter() - t0, cpu
-
+from _timing import timed  # noqa: E402  (benchmarks/ is the script's folder)
 
 SPIN = ("import time\nt = time.perf_counter()\nx = 0\nfor i in range(6_000_000):\n    x += i\n"
         "print(time.perf_counter() - t)")

@@ -14,29 +14,15 @@ heavy modules each command imports (the child prints `sys.modules`).
 from __future__ import annotations
 
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _timing import ROOT, timed  # noqa: E402  (benchmarks/ is the script's folder)
+
 HEAVY = ("matplotlib", "numba", "scipy.optimize", "pandas", "dask", "sklearn")
-
-
-def _child_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def timed(cmd: list[str]) -> tuple[float, float]:
-    c0, t0 = _child_cpu(), time.perf_counter()
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True)
-    if res.returncode not in (0, 1):
-        raise RuntimeError(f"{cmd}: {res.stderr.decode()[-300:]}")
-    return time.perf_counter() - t0, _child_cpu() - c0
 
 
 def heavy_imports(args: list[str]) -> list[str]:
@@ -74,7 +60,7 @@ def main():
         cpu = {k: [] for k in cmds}
         for _ in range(rounds):
             for k, args in cmds.items():
-                w, c = timed([*drocli, *args])
+                w, c = timed([*drocli, *args], ok=(0, 1))
                 wall[k].append(w)
                 cpu[k].append(c)
         base_w = statistics.median(wall["drocli --version"])

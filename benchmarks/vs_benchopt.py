@@ -57,7 +57,6 @@ import csv
 import gzip
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -67,8 +66,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+from _timing import ROOT, child_cpu  # (benchmarks/ is the script's folder)
 
-ROOT = Path(__file__).resolve().parents[1]
 SIZES = (1_000, 50_000, 1_000_000)
 D = 100
 EPOCHS = 22
@@ -287,11 +286,6 @@ def write_spec(path: Path, n: int, case: dict) -> None:
 # ------------------------------------------------------------------------------------------
 # running and timing one child
 # ------------------------------------------------------------------------------------------
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 TIME = Path("/usr/bin/time")
 
 
@@ -301,7 +295,7 @@ def timed(cmd: list[str], env: dict, log: Path, cwd: Path = ROOT) -> dict:
     script would count this script's own memory at the fork in its ru_maxrss."""
     peak_file = log.with_suffix(".rss")
     wrapped = [str(TIME), "-f", "%M", "-o", str(peak_file), *cmd] if TIME.exists() else cmd
-    c0, t0 = _children_cpu(), time.perf_counter()
+    c0, t0 = child_cpu(), time.perf_counter()
     with open(log, "wb") as fh:
         proc = subprocess.Popen(wrapped, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(proc.pid, 0)
@@ -313,7 +307,7 @@ def timed(cmd: list[str], env: dict, log: Path, cwd: Path = ROOT) -> dict:
     rss = usage.ru_maxrss * 1024
     if TIME.exists():
         rss = int(peak_file.read_text().split()[-1]) * 1024
-    return {"cpu": _children_cpu() - c0, "wall": wall, "rss": rss}
+    return {"cpu": child_cpu() - c0, "wall": wall, "rss": rss}
 
 
 def run_drocli(spec: Path, out: Path, env: dict, cwd: Path) -> dict:
