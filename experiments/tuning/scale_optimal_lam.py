@@ -8,7 +8,7 @@ w*(c 1; lam) = w*(1; lam / c). So F(c 1; lam) = F(1; lam / c), and the lam that 
 F(1; lam), the validation-tuned ridge of the uniformly weighted model, makes p_0 = 1 the best
 uniform scale: no method can win the race by inflating every weight. The script finds it by a
 bounded search on log10 lam (scipy's minimize_scalar, xatol 0.01) with each task's lower
-problem solved to machine precision (Newton), then prints F(c 1) / m at c = 1/4 .. 4 at
+problem solved by its damped Newton method (`solve_lower`), then prints F(c 1) / m at c = 1/4 .. 4 at
 that lam, which must be smallest at c = 1. The spec (and case) fixes the data, the tasks and
 their temperatures; only lam is searched.
 """
@@ -40,20 +40,15 @@ def problem(spec_path: str, case: str | None, lam: float):
 
 def mean_F(pb, c: float = 1.0, warm: dict | None = None) -> float:
     """F(c 1) / m: the mean over tasks of the validation loss at w_i*(c 1), each lower
-    problem solved by Newton's method to a gradient norm of 1e-10 (`warm` keeps each task's
-    last solution as the next start: the search moves lam a little at a time)."""
+    problem solved by the problem's damped Newton method (`solve_lower`; `warm` keeps each
+    task's last solution as the next start: the search moves lam a little at a time)."""
     p = c * np.ones(pb.n)
     warm = {} if warm is None else warm
     total = 0.0
     for i in range(pb.m):
-        w = warm.get(i, np.zeros(pb.D))
-        for _ in range(100):
-            g, H = pb.lower_full(p, w, i)
-            if np.linalg.norm(g) < 1e-10:
-                break
-            w = w - np.linalg.solve(H, g)
-        else:
-            raise RuntimeError(f"Newton did not converge on task {i}")
+        w = pb.solve_lower(p, i, w0=warm.get(i))
+        if not np.all(np.isfinite(w)):
+            raise RuntimeError(f"task {i}: the lower problem was not solved")
         warm[i] = w
         total += pb.upper_value(w, i)
     return total / pb.m
