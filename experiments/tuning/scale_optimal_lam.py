@@ -8,9 +8,9 @@ w*(c 1; lam) = w*(1; lam / c). So F(c 1; lam) = F(1; lam / c), and the lam that 
 F(1; lam), the validation-tuned ridge of the uniformly weighted model, makes p_0 = 1 the best
 uniform scale: no method can win the race by inflating every weight. The script finds it by a
 bounded search on log10 lam (scipy's minimize_scalar, xatol 0.01) with each task's lower
-problem solved by its damped Newton method (`solve_lower`), then prints F(c 1) / m at c = 1/4 .. 4 at
-that lam, which must be smallest at c = 1. The spec (and case) fixes the data, the tasks and
-their temperatures; only lam is searched.
+problem solved by its damped Newton method (`solve_lower`), then prints F(c 1) / m at
+c = 1/4 .. 4 at that lam, which must be smallest at c = 1. The spec (and case) fixes the
+data, the tasks and their temperatures; only lam is searched.
 """
 
 from __future__ import annotations
