@@ -224,12 +224,22 @@ def param_column(name: str) -> str:
     return f"param_{name}" if name in COLUMNS else name
 
 
-def merge(out: Path, cells, fresh: dict | None = None) -> tuple[pd.DataFrame, dict]:
-    """(the finished cells' rows joined with their identity columns as one tidy frame, every
+class Table:
+    """Records as columns: `columns` maps each name, in column order, to a list of Python
+    values (what `merge` builds and `write_records` writes, without pandas: a short run's
+    records need no frame, and importing pandas is a fifth of such a run's start-up)."""
+
+    def __init__(self, columns: dict[str, list]):
+        self.columns = columns
+
+    def __len__(self) -> int:          # rows, as len(DataFrame)
+        return len(next(iter(self.columns.values()), []))
+
+
+def merge(out: Path, cells, fresh: dict | None = None) -> tuple[Table, dict]:
+    """(the finished cells' rows joined with their identity columns as one tidy table, every
     cell's status or None). `fresh` maps the ids of cells run just now to their (status,
     rows), so they are not read back from disk."""
-    import pandas as pd
-
     fresh = fresh or {}
     swept_keys: list[str] = []
     for c in cells:
@@ -252,11 +262,7 @@ def merge(out: Path, cells, fresh: dict | None = None) -> tuple[pd.DataFrame, di
             cols[k] += [v] * n
         for k, col in zip(swept_keys, columns, strict=True):
             cols[col] += [_cell_value(c.swept.get(k))] * n
-    df = pd.DataFrame(cols)
-    if len(df):
-        for name in ("step", "oracle_calls", "time_s", "value"):
-            df[name] = pd.to_numeric(df[name])
-    return df[COLUMNS + columns], statuses
+    return Table({k: cols[k] for k in COLUMNS + columns}), statuses
 
 
 def _cell_value(v):
@@ -279,12 +285,13 @@ def records_path(results_dir: Path) -> Path:
     return plain if plain.exists() and not gz.exists() else gz
 
 
-def write_records(out: Path, df: pd.DataFrame) -> Path:
-    """records.csv.gz: the tidy CSV (%.17g floats) gzipped with a zero timestamp and no file
-    name, so the same records give the same bytes; a legacy records.csv is removed."""
+def write_records(out: Path, df) -> Path:
+    """records.csv.gz: the tidy CSV (%.17g floats) of a Table (or a DataFrame) gzipped with
+    a zero timestamp and no file name, so the same records give the same bytes; a legacy
+    records.csv is removed."""
     import gzip
 
-    text = csv_text(df).encode()
+    text = (table_csv_text(df) if isinstance(df, Table) else csv_text(df)).encode()
 
     def write(fh):
         with gzip.GzipFile(filename="", mode="wb", fileobj=fh, compresslevel=GZIP_LEVEL,
@@ -335,6 +342,68 @@ def csv_text(df: pd.DataFrame) -> str:
     head = ",".join(_csv_field(str(c)) for c in df.columns)
     return head + "\n" + "".join(",".join(r) + "\n" for r in zip(*cols, strict=True)) \
         if cols and len(df) else head + "\n"
+
+
+def _column_kind(values: list) -> str:
+    """The dtype kind pandas infers for a column built from these Python values: "i" (all
+    int), "f" (numbers with a float or a missing value), "b" (all bool), else "O"."""
+    kinds = set()
+    for v in values:
+        if v is None:
+            kinds.add("none")
+        elif isinstance(v, bool):
+            kinds.add("b")
+        elif isinstance(v, int):
+            kinds.add("i")
+        elif isinstance(v, float):
+            kinds.add("f")
+        else:
+            return "O"
+    if kinds == {"i"}:
+        return "i"
+    if kinds == {"b"}:
+        return "b"
+    if "b" not in kinds and kinds & {"i", "f"} and kinds <= {"i", "f", "none"}:
+        return "f"
+    return "O"
+
+
+def _column_text(values: list) -> list[str]:
+    """One column's fields, as csv_text writes the column pandas builds from these values:
+    each distinct value (by ==, as pandas.factorize groups them) formatted at its first
+    occurrence; in a float column ints are floats and missing values are empty."""
+    kind = _column_kind(values)
+    shown: dict = {}
+    out = []
+    for v in values:
+        if v is None or (isinstance(v, float) and v != v):
+            out.append("")
+            continue
+        t = shown.get(v)
+        if t is None:
+            if kind == "f":
+                t = f"{float(v):.17g}"
+            elif kind == "i":
+                t = str(v)
+            else:
+                t = _csv_field(v)
+            shown[v] = t
+        out.append(t)
+    return out
+
+
+def table_csv_text(table: Table) -> str:
+    """The tidy CSV of a Table, byte for byte what csv_text writes for the DataFrame pandas
+    builds from it (tests/test_records_format.py checks both on awkward values). numpy
+    scalars (rows of legacy cell files) count as the Python values they hold."""
+    import numpy as np
+
+    head = ",".join(_csv_field(str(c)) for c in table.columns)
+    if not len(table):
+        return head + "\n"
+    cols = [_column_text([v.item() if isinstance(v, np.generic) else v for v in values])
+            for values in table.columns.values()]
+    return head + "\n" + "".join(",".join(r) + "\n" for r in zip(*cols, strict=True))
 
 
 def results_file(results_dir: Path, name: str) -> Path:

@@ -167,9 +167,9 @@ def test_swept_param_named_like_a_column_keeps_both(tiny_spec, tmp_path):
                 solver_params={"step": 0.5}, budget={}, metrics=(), swept={"step": 0.5})
     write_cell(tmp_path, cell.id, [(0, 0, 0.0, "m", 1.0), (1, 10, 0.1, "m", 0.5)],
                {"status": "done"})
-    df, _ = merge(tmp_path, [cell])
-    assert df["step"].tolist() == [0, 1]
-    assert df["param_step"].tolist() == [0.5, 0.5]
+    table, _ = merge(tmp_path, [cell])
+    assert table.columns["step"] == [0, 1]
+    assert table.columns["param_step"] == [0.5, 0.5]
 
 
 def test_list_valued_swept_params_are_json(tmp_path):
@@ -275,7 +275,9 @@ def test_cells_of_the_earlier_two_file_format_are_still_read(tmp_path):
                {"status": "done"})
     assert is_finished(tmp_path, old.id) and is_finished(tmp_path, new.id)
     assert read_cell(tmp_path, new.id)[1][0][4] == 0.1 + 0.2
-    df, statuses = merge(tmp_path, [old, new])
+    table, statuses = merge(tmp_path, [old, new])
+    df = pd.DataFrame(table.columns)
+    df["value"] = pd.to_numeric(df["value"])
     a, b = df[df["cell"] == old.id], df[df["cell"] == new.id]
     assert a["value"].tolist()[0] == b["value"].tolist()[0] == 0.1 + 0.2
     assert a["value"].isna().tolist() == b["value"].isna().tolist() == [False, True]

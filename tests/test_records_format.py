@@ -38,3 +38,41 @@ def test_csv_text_matches_pandas_on_random_frames(rows):
     df = pd.DataFrame(rows, columns=["label", "step", "value", "metric"])
     df["value"] = df["value"].astype(np.float64)
     assert csv_text(df) == df.to_csv(index=False, float_format="%.17g")
+
+
+def _frame_of(columns: dict) -> pd.DataFrame:
+    """The DataFrame drocli built from merged columns before records.Table (pandas' own
+    inference, the four numeric row fields through to_numeric)."""
+    df = pd.DataFrame(columns)
+    if len(df):
+        for name in ("step", "oracle_calls", "time_s", "value"):
+            if name in df:
+                df[name] = pd.to_numeric(df[name])
+    return df
+
+
+SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-10**15, 10**15),
+                   st.floats(allow_nan=True, allow_infinity=True), TEXT)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(n=st.integers(0, 12), data=st.data())
+def test_table_writer_matches_the_frame_writer(n, data):
+    """records.Table's writer (no pandas) writes what csv_text writes for the frame pandas
+    builds from the same columns: swept columns of any mix of None, bools, ints, floats
+    and text, and numeric row fields of ints, floats and missing values."""
+    from drocli.records import Table, table_csv_text
+
+    number = st.one_of(st.none(), st.integers(-10**6, 10**6),
+                       st.floats(allow_nan=True, allow_infinity=True))
+    columns = {
+        "label": data.draw(st.lists(TEXT, min_size=n, max_size=n)),
+        "seed": data.draw(st.lists(st.integers(0, 10**6), min_size=n, max_size=n)),
+        "step": data.draw(st.lists(st.integers(0, 10**9), min_size=n, max_size=n)),
+        "value": data.draw(st.lists(number, min_size=n, max_size=n)),
+        "swept": data.draw(st.lists(SCALAR, min_size=n, max_size=n)),
+        "ints_or_floats": data.draw(st.lists(st.one_of(st.integers(-99, 99),
+                                                       st.sampled_from([0.0, -0.0, 0.5])),
+                                             min_size=n, max_size=n)),
+    }
+    assert table_csv_text(Table(columns)) == csv_text(_frame_of(columns))
