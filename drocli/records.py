@@ -285,13 +285,13 @@ def records_path(results_dir: Path) -> Path:
     return plain if plain.exists() and not gz.exists() else gz
 
 
-def write_records(out: Path, df) -> Path:
-    """records.csv.gz: the tidy CSV (%.17g floats) of a Table (or a DataFrame) gzipped with
-    a zero timestamp and no file name, so the same records give the same bytes; a legacy
-    records.csv is removed."""
+def write_records(out: Path, table: Table) -> Path:
+    """records.csv.gz: the tidy CSV (%.17g floats) of a Table gzipped with a zero timestamp
+    and no file name, so the same records give the same bytes; a legacy records.csv is
+    removed."""
     import gzip
 
-    text = (table_csv_text(df) if isinstance(df, Table) else csv_text(df)).encode()
+    text = table_csv_text(table).encode()
 
     def write(fh):
         with gzip.GzipFile(filename="", mode="wb", fileobj=fh, compresslevel=GZIP_LEVEL,
@@ -316,32 +316,6 @@ def _csv_field(v) -> str:
     if any(ch in t for ch in ',"\n'):       # csv QUOTE_MINIMAL, line end \n
         return '"' + t.replace('"', '""') + '"'
     return t
-
-
-def csv_text(df: pd.DataFrame) -> str:
-    """The tidy CSV of `df`, byte for byte what `df.to_csv(index=False,
-    float_format="%.17g")` writes (checked on every recorded folder), formatted column by
-    column, each distinct value once: 3.4x faster on the recorded folders (2.86 s -> 0.84 s
-    for all 39), which matters because writing the records is the serial part of a run."""
-    import numpy as np
-    import pandas as pd
-
-    cols = []
-    for name in df.columns:            # each distinct value is formatted once
-        col = df[name]
-        codes, uniques = pd.factorize(col, use_na_sentinel=True)
-        kind = col.dtype.kind
-        if kind == "f":
-            shown = [f"{v:.17g}" for v in uniques.tolist()]
-        elif kind in "iu":
-            shown = list(map(str, uniques.tolist()))
-        else:
-            shown = [_csv_field(v.item() if isinstance(v, np.generic) else v)
-                     for v in uniques.tolist()]
-        cols.append(np.array(shown + [""], dtype=object)[codes].tolist())    # -1: missing
-    head = ",".join(_csv_field(str(c)) for c in df.columns)
-    return head + "\n" + "".join(",".join(r) + "\n" for r in zip(*cols, strict=True)) \
-        if cols and len(df) else head + "\n"
 
 
 def _column_kind(values: list) -> str:
@@ -369,7 +343,8 @@ def _column_kind(values: list) -> str:
 
 
 def _column_text(values: list) -> list[str]:
-    """One column's fields, as csv_text writes the column pandas builds from these values:
+    """One column's fields, as the format's pandas writer (tests/test_records_format.py's
+    csv_text) wrote the column pandas builds from these values:
     each distinct value (by ==, as pandas.factorize groups them) formatted at its first
     occurrence; in a float column ints are floats and missing values are empty."""
     kind = _column_kind(values)
@@ -393,8 +368,9 @@ def _column_text(values: list) -> list[str]:
 
 
 def table_csv_text(table: Table) -> str:
-    """The tidy CSV of a Table, byte for byte what csv_text writes for the DataFrame pandas
-    builds from it (tests/test_records_format.py checks both on awkward values). numpy
+    """The tidy CSV of a Table: byte for byte what the records' earlier pandas writer
+    (csv_text in tests/test_records_format.py, itself pandas' to_csv with %.17g floats)
+    wrote for the DataFrame pandas builds from it, checked there on awkward values. numpy
     scalars (rows of legacy cell files) count as the Python values they hold."""
     import numpy as np
 

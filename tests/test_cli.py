@@ -290,13 +290,13 @@ def test_records_gzip_deterministic_and_legacy_csv_read(tiny_spec, tmp_path):
     records.csv.gz."""
     import gzip
 
-    from drocli.records import read_records, write_records
+    from drocli.records import Table, read_records, write_records
 
     out = tmp_path / "res"
     assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
     df = read_records(out)
     first = (out / "records.csv.gz").read_bytes()
-    write_records(out, df)
+    write_records(out, Table({c: df[c].tolist() for c in df.columns}))
     assert (out / "records.csv.gz").read_bytes() == first
     legacy = tmp_path / "legacy"
     legacy.mkdir()

@@ -1,5 +1,7 @@
-"""records.csv_text writes exactly what pandas' to_csv(float_format="%.17g") writes (the
-format of records.csv.gz), for the values records can hold."""
+"""The records' CSV format: what drocli wrote with pandas, `csv_text` below (pandas' to_csv
+with %.17g floats, each distinct value formatted once: the format of every recorded
+records.csv.gz), and what it writes now without pandas, records.table_csv_text, which must
+give the same bytes."""
 
 from __future__ import annotations
 
@@ -10,7 +12,30 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drocli.records import csv_text
+from drocli.records import _csv_field
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    """The tidy CSV of `df` as drocli wrote its records before records.Table: byte for
+    byte what `df.to_csv(index=False, float_format="%.17g")` writes (the tests below),
+    formatted column by column, each distinct value once (as pandas.factorize groups them)."""
+    cols = []
+    for name in df.columns:            # each distinct value is formatted once
+        col = df[name]
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        kind = col.dtype.kind
+        if kind == "f":
+            shown = [f"{v:.17g}" for v in uniques.tolist()]
+        elif kind in "iu":
+            shown = list(map(str, uniques.tolist()))
+        else:
+            shown = [_csv_field(v.item() if isinstance(v, np.generic) else v)
+                     for v in uniques.tolist()]
+        cols.append(np.array(shown + [""], dtype=object)[codes].tolist())    # -1: missing
+    head = ",".join(_csv_field(str(c)) for c in df.columns)
+    return head + "\n" + "".join(",".join(r) + "\n" for r in zip(*cols, strict=True)) \
+        if cols and len(df) else head + "\n"
+
 
 TEXT = st.text(alphabet=st.sampled_from(list('ab ,"\n\r[]:1.-')), max_size=8)
 
@@ -58,7 +83,7 @@ SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-10**15, 10**15),
 @settings(max_examples=200, deadline=None, derandomize=True, database=None)
 @given(n=st.integers(0, 12), data=st.data())
 def test_table_writer_matches_the_frame_writer(n, data):
-    """records.Table's writer (no pandas) writes what csv_text writes for the frame pandas
+    """records.Table's writer (no pandas) writes what csv_text wrote for the frame pandas
     builds from the same columns: swept columns of any mix of None, bools, ints, floats
     and text, and numeric row fields of ints, floats and missing values."""
     from drocli.records import Table, table_csv_text
