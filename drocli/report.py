@@ -312,10 +312,35 @@ def comparisons(c) -> list[tuple[str, str, str, str]]:
             extra.append(e["why"])
         if e.get("unpaired"):
             extra.append(f"{e['unpaired']} diverged pair(s) left out")
+        if "seeds_to_decide" in e:
+            extra.append(_decide(e["seeds_to_decide"]))
         verdict = "-" if e.get("lo") is None and e.get("p_holds") is None else _word(e["verdict"])
         out.append((str(other), mean, interval + (f" ({'; '.join(extra)})" if extra else ""),
                     verdict))
     return out
+
+
+def _decide(need) -> str:
+    """'about 40 seeds to decide' for an inconclusive effect (None or inf: no number)."""
+    if need is None or need == math.inf:
+        return "no number of seeds decides at this estimate"
+    return f"about {need:,.0f} seeds to decide"
+
+
+def decision_note(c) -> str:
+    """For an inconclusive claim: how many seeds would decide it at its estimates."""
+    from drocli.claims.judge import seeds_to_decide
+
+    if c.status != "inconclusive" or not c.effects:
+        return ""
+    need = seeds_to_decide(c.effects)
+    if math.isnan(need):
+        return ""
+    n = max(e["n"] for e in c.effects.values())
+    if need == math.inf:
+        return "no number of seeds would decide it at the estimated effects"
+    return (f"about {need:,.0f} seeds would decide it at the estimated effects "
+            f"({need / max(n, 1):.3g}x the {n} judged; 80 % power)")
 
 
 def seeds_note(page: Page) -> str:
@@ -349,6 +374,8 @@ def _claim_note(c, shared: str) -> str:
     bits = [] if shared else [_note_of(c.effects)]
     if _bonferroni(c.effects):
         bits.append(_bonferroni(c.effects))
+    if decision_note(c):
+        bits.append(decision_note(c))
     return "; ".join(bits)
 
 
@@ -517,7 +544,8 @@ def totals(pages: list[Page]) -> dict:
     from drocli.claims import SUMMARY_ORDER
 
     t = {k: 0 for k, _ in SUMMARY_ORDER}
-    t.update(judged=0, inconclusive_share=0, post=0, tuned=0, dirty=0, claims=0)
+    t.update(judged=0, inconclusive_share=0, post=0, tuned=0, dirty=0, claims=0,
+             decide=dict.fromkeys(DECIDE_BUCKETS, 0))
     for p in pages:
         for k, v in counts(p).items():
             t[k] = t.get(k, 0) + v
@@ -528,7 +556,40 @@ def totals(pages: list[Page]) -> dict:
         t["post"] += sum(c.post_hoc for c in judged)
         t["tuned"] += sum(bool(c.tuned_on) for c in judged)
         t["dirty"] += bool((p.manifest or {}).get("git_dirty"))
+        for c in judged:
+            if c.status == "inconclusive":
+                t["decide"][_decide_bucket(c)] += 1
     return t
+
+
+DECIDE_BUCKETS = ("at most 2x", "2-10x", "more than 10x", "no number", "not estimated")
+
+
+def _decide_bucket(c) -> str:
+    """Which of DECIDE_BUCKETS an inconclusive claim's seeds-to-decide falls in, as a
+    multiple of the seeds it was judged on."""
+    from drocli.claims.judge import seeds_to_decide
+
+    need = seeds_to_decide(c.effects) if c.effects else math.nan
+    if math.isnan(need):
+        return "not estimated"
+    if need == math.inf:
+        return "no number"
+    ratio = need / max(1, max(e["n"] for e in c.effects.values()))
+    return DECIDE_BUCKETS[0] if ratio <= 2 else DECIDE_BUCKETS[1 if ratio <= 10 else 2]
+
+
+def decide_sentence(t: dict) -> str:
+    """'Of the 68 inconclusive claims, ...': how far each is from a verdict."""
+    d = t["decide"]
+    if not sum(d.values()):
+        return ""
+    return (f"Of the {sum(d.values())} claims whose verdict is inconclusive (post-hoc ones "
+            f"included, as in the inconclusive column), at the estimated effects (80 % "
+            f"power): {d['at most 2x']} would be decided by at most twice the seeds they "
+            f"were judged on, {d['2-10x']} by 2-10x, {d['more than 10x']} need more than 10x, "
+            f"{d['no number']} no number of seeds (an effect on its threshold), "
+            f"{d['not estimated']} not estimated (no interval, or a sign-flip test).")
 
 
 def _commit(p: Page) -> tuple[str, bool]:
@@ -544,7 +605,8 @@ def index(pages: list[Page], ext: str) -> str:
     share = (f"{t['inconclusive_share']}/{t['judged']} "
              f"({t['inconclusive_share'] / t['judged']:.0%})" if t["judged"] else "-")
     intro = (f"{len(pages)} results folders, {t['claims']} claims: {words or 'none'}. "
-             f"{t['dirty']} folder(s) were recorded from a dirty working tree.")
+             f"{t['dirty']} folder(s) were recorded from a dirty working tree."
+             + (" " + decide_sentence(t) if decide_sentence(t) else ""))
     if ext == "md":
         head = TABLE_HEAD.replace(" | on tuning seeds |", " | on tuning seeds | recorded from |")
         head = head.replace("|---|---|---|---|---|---|---|", "|---|---|---|---|---|---|---|---|")

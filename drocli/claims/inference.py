@@ -153,7 +153,45 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
         e["why"] = f"{n} seeds: a verdict needs at least {MIN_SEEDS}"
         return e
     e["verdict"] = verdict_of(e["lo"] > threshold, e["hi_refute"] < threshold)
+    if e["verdict"] == "inconclusive":
+        need = seeds_to_decide(e["mean"], float(d.std(ddof=1)), threshold, confidence, k)
+        e["seeds_to_decide"] = need if math.isfinite(need) else None   # None: no number would
     return e
+
+
+POWER = 0.8
+
+
+def seeds_to_decide(mean: float, sd: float, threshold: float, confidence: float = CONFIDENCE,
+                    k: int = 1, power: float = POWER) -> float:
+    """About how many paired seeds would give a verdict with probability `power` if the
+    estimated mean difference and seed spread were the truth: the smallest n >= MIN_SEEDS
+    with n >= ((c_n + z_power) sd / |mean - threshold|)^2, c_n the interval's multiplier
+    at n seeds on the side the estimate lies (HOLDS at `confidence`, a refutation at its
+    Bonferroni level over k; the normal quantile where the precomputed table has no value).
+    inf when the estimate sits on the threshold, as when every seed gives the same
+    difference. It says how small an inconclusive effect is against the seed noise; it is
+    not a rule to add seeds until a verdict comes (that would inflate both error rates)."""
+    from statistics import NormalDist
+
+    from drocli.claims.critical_table import VALUES
+
+    gap = abs(mean - threshold)
+    if gap == 0.0 or not math.isfinite(gap) or not math.isfinite(sd):
+        return math.inf
+    level = confidence if mean > threshold else 1.0 - (1.0 - confidence) / k
+    q = 0.5 + level / 2
+    z_power = NormalDist().inv_cdf(power)
+
+    def enough(n: int) -> bool:
+        c = VALUES.get(n, {}).get(q) or NormalDist().inv_cdf(q)
+        return n >= ((c + z_power) * sd / gap) ** 2
+
+    normal = math.ceil(((NormalDist().inv_cdf(q) + z_power) * sd / gap) ** 2)
+    n = max(MIN_SEEDS, normal)
+    while not enough(n):        # the table's multipliers exceed z at few seeds
+        n += 1
+    return float(n)
 
 
 def family(claim, k: int) -> int:

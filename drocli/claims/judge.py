@@ -97,6 +97,26 @@ def overall(effects: dict[str, dict]) -> str:
     return "inconclusive"
 
 
+def seeds_to_decide(effects: dict[str, dict]) -> float:
+    """About how many seeds would decide an inconclusive claim if its estimates were the
+    truth (80 % power per comparison, `inference.seeds_to_decide`): a refutation needs one
+    comparison refuted (the fewest seeds among those estimated below their threshold),
+    HOLDS needs every one to hold (the most seeds, impossible while any estimate is below).
+    inf: no number of seeds would; nan: not estimated (no interval, or the seed spread's
+    sign-flip test). With `panels_needed` it is a rough guide."""
+    open_ = [e for e in effects.values() if "seeds_to_decide" in e]
+    if not open_:
+        return math.nan
+    need = [math.inf if e["seeds_to_decide"] is None else e["seeds_to_decide"]
+            for e in open_]
+    below = [n for e, n in zip(open_, need, strict=True) if e["mean"] < e["threshold"]]
+    refute = min(below, default=math.inf)
+    hold = math.inf if below or any(
+        e.get("lo") is None and e.get("p_holds") is None for e in effects.values()) else max(
+        need + [e["n"] for e in effects.values() if e["verdict"] == "holds"])
+    return min(refute, hold)
+
+
 def effects_text(effects: dict[str, dict]) -> str:
     """'paired-t 95 % over 10 seed(s): B +0.012 [+0.004, +0.020] holds; C ... ->
     inconclusive'; a sign-flip effect shows its exact p-values instead of an interval."""
