@@ -46,6 +46,7 @@ class Page:
     captions: dict | None = None      # figure name -> (title, caption) from the spec
     links: list[str] | None = None    # figure paths relative to the report folder
     cell_times: dict = field(default_factory=dict)   # cell -> solver seconds (last time_s)
+    tests: dict = field(default_factory=dict)   # claim id -> the test, generated from its fields
 
 
 def _load(results_dir: Path) -> Page:
@@ -74,7 +75,8 @@ def _load(results_dir: Path) -> Page:
     profile = "?" if spec.profile is None else spec.profile     # a saved spec without one
     return Page(page_name(results_dir), spec.name, spec.title or spec.name, profile,
                 list(spec.seeds), judged.manifest, claims, figures, completeness.note(),
-                " ".join((spec.description or "").split()), captions, cell_times=times)
+                " ".join((spec.description or "").split()), captions, cell_times=times,
+                tests={c.id: c.test_text() for c in spec.claims})
 
 
 def page_name(results_dir) -> str:
@@ -430,9 +432,12 @@ def markdown(page: Page) -> str:
         lines.append("| - | no claims in this spec | | | | |")
     if page.claims:
         lines += ["", "### What each claim judges", "",
-                  "| claim | what is judged | the paper's words |", "|---|---|---|"]
-        lines += [f"| `{c.id}` | {cell(c.text)} | {cell(_source(c)) or '-'} |"
-                  for c in page.claims]
+                  "The spec's words, the test drocli runs (generated from the claim's fields, "
+                  "so it cannot drift from the code) and the paper's words.", "",
+                  "| claim | the spec's words | the test | the paper's words |",
+                  "|---|---|---|---|"]
+        lines += [f"| `{c.id}` | {cell(c.text)} | {cell(page.tests.get(c.id, '-'))} | "
+                  f"{cell(_source(c)) or '-'} |" for c in page.claims]
     lines += ["", "## Figures", ""]
     for f, link in zip(page.figures, page.links or [], strict=False):
         title, caption = _caption(page, f)
@@ -512,6 +517,7 @@ def html_page(page: Page) -> str:
     if not page.claims:
         claims.append("<tr><td>-</td><td colspan=\"5\">no claims in this spec</td></tr>")
     judges = "".join(f"<tr><td><code>{e(c.id)}</code></td><td>{e(c.text)}</td>"
+                     f"<td>{e(page.tests.get(c.id, '-'))}</td>"
                      f"<td>{e(_source(c) or '-')}</td></tr>" for c in page.claims)
 
     def fig(f, link):
@@ -532,8 +538,10 @@ def html_page(page: Page) -> str:
             + (f"<p>Every interval below: {e(shared)}.</p>" if shared else "")
             + "<table><tr><th>claim</th><th>status</th><th>compared with</th><th>effect</th>"
             f"<th>interval</th><th>verdict</th></tr>{''.join(claims)}</table>"
-            + (f"<h3>What each claim judges</h3><table><tr><th>claim</th><th>what is judged"
-               f"</th><th>the paper's words</th></tr>{judges}</table>" if judges else "")
+            + (f"<h3>What each claim judges</h3><p>The spec's words, the test drocli runs "
+               "(generated from the claim's fields) and the paper's words.</p><table><tr>"
+               "<th>claim</th><th>the spec's words</th><th>the test</th>"
+               f"<th>the paper's words</th></tr>{judges}</table>" if judges else "")
             + f"<h2>Figures</h2>{figs or '<p>(none)</p>'}")
     return _html_page(page.title, body)
 

@@ -120,6 +120,42 @@ class ClaimBase(Params):
     def labels(self) -> list[str]:
         return [self.solver, *self.others]
 
+    # -- what the code tests, generated from the fields (the report shows it beside `text`)
+    def quantity(self) -> str:
+        """The per-seed summary the kind compares (each kind says its own)."""
+        return f"final {self.metric}"
+
+    def relation(self) -> str:
+        """'lower than 1.05 x B, C by more than 0.1' from direction, factor and margin."""
+        better = "higher" if getattr(self, "direction", "below") == "above" else "lower"
+        factor = getattr(self, "factor", 1.0)
+        margin = getattr(self, "margin", 0.0)
+        others = ", ".join(self.others)
+        return (f"{better} than {f'{factor:g} x ' if factor != 1 else ''}{others}"
+                + (f" by more than {margin:g}" if margin > 0 else "")
+                + (f" or higher by at most {-margin:g}" if margin < 0 and better == "lower"
+                   else f" or lower by at most {-margin:g}" if margin < 0 else ""))
+
+    def procedure(self) -> str:
+        """How the verdict is reached over seeds, others and panels."""
+        k = len(self.others)
+        text = (f"paired t on one value per seed at {self.confidence:.0%}"
+                + (f"; holds only against all {k}, refuted by any one at the Bonferroni "
+                   "level" if k > 1 else ""))
+        return text + self.panels_clause()
+
+    def panels_clause(self) -> str:
+        """'; judged in each of 3 panels, holding in every one' (nothing without panels)."""
+        if not self.panels:
+            return ""
+        need = self.panels_needed or len(self.panels)
+        return (f"; judged in each of {len(self.panels)} panels, holding in "
+                + (f"at least {need}" if need < len(self.panels) else "every one"))
+
+    def test_text(self) -> str:
+        """What drocli tests, in words generated from the claim's fields (not its `text`)."""
+        return f"{self.quantity()}: {self.solver} {self.relation()}; {self.procedure()}"
+
     @property
     def seedwise(self) -> bool:
         return self.per_seed_default if self.per_seed is None else self.per_seed

@@ -23,6 +23,10 @@ class BestBelow(ClaimBase):
         "below", description="better = lower (below) or higher (above)")
     x: str = Field("oracle_calls", description="the records column the curves run along")
 
+    def quantity(self) -> str:
+        best = "highest" if self.direction == "above" else "lowest"
+        return f"{best} {self.metric} over the checkpoints"
+
 
 @registry.claim("best_below", params=BestBelow,
                 description="best value over checkpoints: solver better than every other")

@@ -35,6 +35,19 @@ class Pooled(ClaimBase):
     direction: Literal["below", "above"] = Field(
         "below", description="better = lower (below) or higher (above)")
 
+    def quantity(self) -> str:
+        return f"{self.statistic} of the final {self.metric} over each seed's cells"
+
+    def test_text(self) -> str:
+        if self.value is None:
+            return super().test_text()
+        better = "higher" if self.direction == "above" else "lower"
+        labels = ", ".join(self.labels)
+        return (f"{self.quantity()}: each of {labels} {better} than {self.value:g}"
+                + (f" by more than {self.margin:g}" if self.margin > 0 else "")
+                + f"; paired t on one value per seed at {self.confidence:.0%} for each label,"
+                " holding only for all" + self.panels_clause())
+
     @model_validator(mode="after")
     def _others_or_value(self):
         if not self.others and self.value is None:

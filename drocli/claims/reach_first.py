@@ -28,6 +28,18 @@ class ReachFirst(ClaimBase):
     factor: float = Field(1.0, gt=0, le=1, description="the solver must reach it before "
                           "factor x the other's x (e.g. 0.5: in half the budget)")
 
+    def quantity(self) -> str:
+        level = (f"{self.level:g}" if self.level is not None else
+                 f"{self.level_fraction:.0%} of the way from the start to the best final "
+                 "seed-mean value")
+        return (f"first {self.x} at which {self.metric} "
+                f"{'rises' if self.direction == 'above' else 'falls'} to {level} (never reached: "
+                "the horizon)")
+
+    def relation(self) -> str:
+        return ("earlier than " + (f"{self.factor:g} x " if self.factor != 1 else "")
+                + ", ".join(self.others))
+
     @model_validator(mode="after")
     def _one_level(self):
         if (self.level is None) == (self.level_fraction is None):

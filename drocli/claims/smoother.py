@@ -24,6 +24,13 @@ class Smoother(ClaimBase):
     measure: Literal["tv", "excess"] = Field(
         "tv", description="tv = total variation; excess = TV - |net change| (wiggles only)")
 
+    def quantity(self) -> str:
+        what = "total variation" if self.measure == "tv" else "excess variation (TV - |net|)"
+        return f"{what} of {self.metric} after the first {self.after_fraction:.0%} of {self.x}"
+
+    def relation(self) -> str:
+        return "lower than " + ", ".join(self.others)
+
 
 @registry.claim("smoother", params=Smoother,
                 description="curve total variation after a fraction of x: solver lower")

@@ -16,6 +16,16 @@ class SpreadBelow(ClaimBase):
 
     kind: Literal["spread_below"]
 
+    def quantity(self) -> str:
+        return f"seed standard deviation of the final {self.metric}"
+
+    def relation(self) -> str:
+        return "smaller than " + ", ".join(self.others)
+
+    def procedure(self) -> str:
+        return (f"exact sign-flip test on log(std other / std solver) at {self.confidence:.0%}"
+                " (a verdict needs 6 paired seeds)" + self.panels_clause())
+
 
 @registry.claim("spread_below", params=SpreadBelow,
                 description="seed std of the final value: solver smaller than every other")

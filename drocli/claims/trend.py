@@ -38,6 +38,21 @@ class Trend(ClaimBase):
         "below", description="better = lower (below) or higher (above) metric values")
     margin: float = Field(0.0, description="each gap difference must exceed this")
 
+    def quantity(self) -> str:
+        better = "higher" if self.direction == "above" else "lower"
+        return (f"per-seed gap in final {self.metric} by which {self.solver} is {better} than "
+                f"each of {', '.join(self.others)}, at {self.across} = "
+                + ", ".join(map(str, self.values)))
+
+    def test_text(self) -> str:
+        how = ("grows from each panel to the next" if self.shape == "increasing" else
+               "is larger at the last panel than at every other")
+        return (f"{self.quantity()}: the gap {how}"
+                + (f" by more than {self.margin:g}" if self.margin > 0 else "")
+                + f"; paired t on the per-seed differences of gaps at {self.confidence:.0%},"
+                " holding only for every pair and other, refuted by any one at the "
+                "Bonferroni level" + self.panels_clause())
+
 
 def _pairs(claim: Trend) -> list[tuple]:
     v = claim.values

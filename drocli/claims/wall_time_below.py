@@ -19,6 +19,9 @@ class WallTimeBelow(ClaimBase):
     kind: Literal["wall_time_below"]
     factor: float = Field(1.0, gt=0, description="solver time < factor x the other's")
 
+    def quantity(self) -> str:
+        return "time_s at the last checkpoint (warm-up excluded)"
+
 
 @registry.claim("wall_time_below", params=WallTimeBelow,
                 description="wall time: solver below factor x every other's")
