@@ -135,6 +135,8 @@ class Monitor:
         t_solver = self.elapsed()
         t_eval = self._clock()
         finite = all(np.all(np.isfinite(np.asarray(p))) for p in point if p is not None)
+        if self.metrics is not None and getattr(self.problem, "metrics_on_request", False):
+            named = {**named, "wanted": frozenset(self.metrics)}   # skip what is not kept
         values = self.problem.evaluate(*point, **named) if finite else {}
         self._paused += self._clock() - t_eval
         keep = self.metrics or list(values)

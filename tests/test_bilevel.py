@@ -147,6 +147,27 @@ def test_evaluate_reports_exact_objective_and_hypergradient():
     assert out["weight_mean"] == pytest.approx(np.mean(p))
 
 
+def test_monitor_asks_only_for_the_metrics_it_keeps(monkeypatch):
+    """A Monitor that keeps [objective, objective_exact] gets the same values as a full
+    evaluation, and the hypergradient (m Hessians per checkpoint) is never computed; with
+    only the plotted objective kept, no exact lower solve runs either."""
+    from drocli.monitor import Monitor
+
+    full, lean = toy(tasks=3), toy(tasks=3)
+    p, W = full.zero_point()
+    p = p * np.linspace(0.5, 1.5, p.size)
+    expected = full.evaluate(p, W)
+    monkeypatch.setattr(lean, "hypergradient", lambda *a, **k: pytest.fail("not kept"))
+    mon = Monitor(lean, budget=10, checkpoints=1, metrics=["objective", "objective_exact"])
+    mon._record(0, (p, W), {})
+    got = {name: v for *_, name, v in mon.rows}
+    assert got == {k: expected[k] for k in ("objective", "objective_exact")}
+    monkeypatch.setattr(lean, "solve_lower", lambda *a, **k: pytest.fail("not kept"))
+    mon = Monitor(lean, budget=10, checkpoints=1, metrics=["objective"])
+    mon._record(0, (p, W), {})
+    assert [v for *_, v in mon.rows] == [expected["objective"]]
+
+
 def test_problem_rejects_bad_input():
     with pytest.raises(DrocliError, match="lam"):
         toy(lam=0.0)

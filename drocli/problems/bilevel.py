@@ -265,17 +265,24 @@ class BilevelWeightsProblem(CountedOracles):
         return out
 
     # ---- metrics ---------------------------------------------------------------------------
-    def evaluate(self, p, W, **_) -> dict:
+    metrics_on_request = True   # the Monitor passes the metrics it keeps (`wanted`)
+
+    def evaluate(self, p, W, wanted=None, **_) -> dict:
+        """The metrics at (p, W); with `wanted`, the exact lower solves (m damped Newton
+        runs) and the hypergradient (m more Hessians) only when a kept metric needs them,
+        with the same values as without it."""
         W = np.asarray(W, dtype=np.float64).reshape(self.m, self.D)
         out = {"objective": sum(self.upper_value(W[i], i) for i in range(self.m)),
                "val_error": float(np.mean(self.yv * (self.Xv @ W[0]) <= 0.0)),
                "weight_mean": float(np.mean(p))}
-        if self.exact:
+        want_grad = wanted is None or "hypergrad_norm" in wanted
+        if self.exact and (want_grad or "objective_exact" in wanted):
             ws = np.array([self.solve_lower(p, i, self._wstar[i]) for i in range(self.m)])
             if np.all(np.isfinite(ws)):
                 self._wstar = ws
             out["objective_exact"] = sum(self.upper_value(ws[i], i) for i in range(self.m))
-            out["hypergrad_norm"] = float(np.linalg.norm(self.hypergradient(p, ws)))
+            if want_grad:
+                out["hypergrad_norm"] = float(np.linalg.norm(self.hypergradient(p, ws)))
         return out
 
 
