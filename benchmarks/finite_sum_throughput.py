@@ -62,16 +62,21 @@ ALPHA = 0.4
 
 
 @numba.njit(cache=True, inline="always")
-def reference_estimate(A, i, x, w, gw, g):
-    """g = gw + (a_i.x - a_i.w) a_i (least squares, uniform, b = 1)."""
-    d = x.shape[0]
+def reference_difference(A, i, x, w):
+    """a_i.x - a_i.w (least squares), two dot products in one loop."""
     sx = 0.0
     sw = 0.0
-    for j in range(d):
+    for j in range(x.shape[0]):
         sx += A[i, j] * x[j]
         sw += A[i, j] * w[j]
-    c = sx - sw
-    for j in range(d):
+    return sx - sw
+
+
+@numba.njit(cache=True, inline="always")
+def reference_estimate(A, i, x, w, gw, g):
+    """g = gw + (a_i.x - a_i.w) a_i (least squares, uniform, b = 1)."""
+    c = reference_difference(A, i, x, w)
+    for j in range(x.shape[0]):
         g[j] = gw[j] + c * A[i, j]
 
 

@@ -1,8 +1,13 @@
 """Where L-SVRG's per-step gap at n = 100, d = 10 goes (issue 29: within 1.1x of a minimal
-loop of the same update). Times, interleaved over 5 rounds (medians), drocli's compiled chunk
-(uniform sampler), the minimal reference loop of benchmarks/finite_sum_throughput.py, and the
-reference plus what drocli's general update does that it does not: the index drawn from a
-uniform (int(u n)) and the importance weight 1 / (n p_i) by division.
+loop of the same update).
+
+Times, interleaved over 5 rounds (medians), drocli's compiled chunk (uniform sampler) and four
+minimal loops of the same update (least squares, b = 1, refresh with probability 1/n): the
+reference of benchmarks/finite_sum_throughput.py (pre-drawn integer indices), and the same
+loop plus what drocli's general update does and the reference does not: the index drawn from
+a uniform (int(u n)), the importance weight 1 / (n p_i) applied by division, and both. Each
+variant is its own compiled function (the flags are compile-time constants of a closure), so
+a branch on a runtime flag cannot change the code being compared.
 
 Run: python benchmarks/step_overhead.py   (about 30 s)
 """
@@ -17,36 +22,37 @@ import finite_sum_throughput as b  # noqa: E402
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
+VARIANTS = {"minimal loop": (False, False), "+ draw from a uniform": (True, False),
+            "+ weight by division": (False, True), "+ draw + weight": (True, True)}
 
-@numba.njit(cache=True)
-def ref_plus(A, y, U, coins, rho, step, x, w, gw, counter, weight, draw):
-    n, d = A.shape
-    g = np.empty(d)
-    pk = np.empty(1)
-    for t in range(U.shape[0]):
-        if draw:
-            i = int(U[t] * n)
-            if i >= n:
-                i = n - 1
-        else:
-            i = int(U[t])
-        pk[0] = 1.0 / n
-        sx = 0.0
-        sw = 0.0
-        for j in range(d):
-            sx += A[i, j] * x[j]
-            sw += A[i, j] * w[j]
-        c = sx - sw
-        if weight:
-            c = c / (n * pk[0])
-        for j in range(d):
-            g[j] = gw[j] + c * A[i, j]
-        counter[0] += 2
-        if coins[t] < rho:
-            b.reference_refresh(A, y, x, w, gw)
-            counter[0] += n
-        for j in range(d):
-            x[j] -= step * g[j]
+
+def make_loop(draw: bool, weight: bool):
+    """The minimal L-SVRG loop, with the draw and the weight compiled in or out."""
+    @numba.njit
+    def loop(A, y, U, coins, rho, step, x, w, gw, counter):
+        n, d = A.shape
+        g = np.empty(d)
+        pk = np.empty(1)
+        for t in range(U.shape[0]):
+            if draw:
+                i = int(U[t] * n)
+                if i >= n:
+                    i = n - 1
+            else:
+                i = int(U[t])
+            c = b.reference_difference(A, i, x, w)
+            if weight:
+                pk[0] = 1.0 / n
+                c = c / (n * pk[0])
+            for j in range(d):
+                g[j] = gw[j] + c * A[i, j]
+            counter[0] += 2
+            if coins[t] < rho:
+                b.reference_refresh(A, y, x, w, gw)
+                counter[0] += n
+            for j in range(d):
+                x[j] -= step * g[j]
+    return loop
 
 
 def main():
@@ -55,31 +61,34 @@ def main():
     steps = 400_000
     rng = np.random.default_rng(0)
     u = rng.random(steps)
-    idxf = np.floor(u * p.n)
+    idx = np.minimum((u * p.n).astype(np.int64), p.n - 1)
     coins = rng.random(steps)
+    loops = {name: make_loop(*flags) for name, flags in VARIANTS.items()}
 
-
-    def rate_plus(weight, draw):
+    def rate(name):
+        draw = VARIANTS[name][0]
         x = p.x_star + 0.1
         w = x.copy()
         gw = p.full_gradient(w)
-        arr = u if draw else idxf
-        ref_plus(p.A, p.y, arr[:10], coins[:10], 1.0 / p.n, step, x, w, gw, p.counter, weight, draw)
-        return steps / b.best_of(lambda: ref_plus(p.A, p.y, arr, coins, 1.0 / p.n, step, x, w, gw,
-                                                  p.counter, weight, draw))
+        U = u if draw else idx
+        f = loops[name]
+        f(p.A, p.y, U[:10], coins[:10], 1.0 / p.n, step, x, w, gw, p.counter)
+        return steps / b.best_of(lambda: f(p.A, p.y, U, coins, 1.0 / p.n, step, x, w, gw,
+                                           p.counter))
 
-
-    res = {k: [] for k in ("kernel", "reference", "ref+draw", "ref+weight", "ref+draw+weight")}
+    res = {"drocli chunk": [], **{name: [] for name in VARIANTS}}
     for _ in range(5):
-        res["kernel"].append(b.kernel_rate(p, "l_svrg", "uniform", 5000, steps, step)[0])
-        res["reference"].append(b.reference_rate(p, steps, step))
-        res["ref+draw"].append(rate_plus(False, True))
-        res["ref+weight"].append(rate_plus(True, False))
-        res["ref+draw+weight"].append(rate_plus(True, True))
-    base = st.median(res["reference"])
-    for k, v in res.items():
+        res["drocli chunk"].append(b.kernel_rate(p, "l_svrg", "uniform", 5000, steps, step)[0])
+        for name in VARIANTS:
+            res[name].append(rate(name))
+    base = st.median(res["minimal loop"])
+    print(f"<!-- n = 100, d = 10, {steps} iterations, best of 5 per round, medians of 5 "
+          f"interleaved rounds; load average {os.getloadavg()[0]:.1f} -->")
+    print("| loop | ns / iteration | over the minimal loop |")
+    print("|---|---|---|")
+    for name, v in res.items():
         m = st.median(v)
-        print(f"{k:16s} {1e9 / m:6.1f} ns  {base / m:.2f}x the reference")
+        print(f"| {name} | {1e9 / m:.1f} | {base / m:.2f}x |")
 
 
 if __name__ == "__main__":
