@@ -53,3 +53,15 @@ def test_the_fields_change_the_words():
     assert "excess variation" in _claim(kind="smoother", measure="excess").test_text()
     assert "time_s at the last checkpoint" in _claim(kind="wall_time_below",
                                                      metric=None).test_text()
+
+
+def test_a_kind_that_does_not_name_its_quantity_is_not_called_final():
+    from typing import Literal
+
+    from drocli.claims import ClaimBase
+
+    class Area(ClaimBase):
+        kind: Literal["area"]
+
+    c = Area(id="a", text="t", kind="area", metric="loss", solver="A", others=["B"])
+    assert c.test_text().startswith("the area summary of loss per seed: A lower than B")

@@ -122,8 +122,9 @@ class ClaimBase(Params):
 
     # -- what the code tests, generated from the fields (the report shows it beside `text`)
     def quantity(self) -> str:
-        """The per-seed summary the kind compares (each kind says its own)."""
-        return f"final {self.metric}"
+        """The per-seed summary the kind compares (each kind says its own; a plug-in kind
+        that does not is named as such)."""
+        return f"the {self.kind} summary of {self.metric or 'each run'} per seed"
 
     def relation(self) -> str:
         """'lower than 1.05 x B, C by more than 0.1' from direction, factor and margin."""

@@ -25,6 +25,9 @@ class FinalBelow(ClaimBase):
     factor: float = Field(1.0, gt=0, description="compare with factor x the other's value "
                           "(e.g. 1.05 below: at most 5 % above it)")
 
+    def quantity(self) -> str:
+        return f"final {self.metric}"
+
 
 @registry.claim("final_below", params=FinalBelow,
                 description="final value: solver better than every other")
