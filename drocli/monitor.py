@@ -50,6 +50,9 @@ class Monitor:
         self.budget = int(budget)
         self.grid = checkpoint_grid(self.budget, max(1, int(checkpoints)), spacing)
         self.metrics = list(metrics) if metrics else None
+        # a problem that declares `metrics_on_request` is told which metrics are kept
+        self._asked = ({"wanted": frozenset(self.metrics)} if self.metrics is not None
+                       and getattr(problem, "metrics_on_request", False) else {})
         self.max_time_s = max_time_s
         self._clock = clock
         self._t0 = clock()
@@ -135,9 +138,7 @@ class Monitor:
         t_solver = self.elapsed()
         t_eval = self._clock()
         finite = all(np.all(np.isfinite(np.asarray(p))) for p in point if p is not None)
-        if self.metrics is not None and getattr(self.problem, "metrics_on_request", False):
-            named = {**named, "wanted": frozenset(self.metrics)}   # skip what is not kept
-        values = self.problem.evaluate(*point, **named) if finite else {}
+        values = self.problem.evaluate(*point, **named, **self._asked) if finite else {}
         self._paused += self._clock() - t_eval
         keep = self.metrics or list(values)
         for name in keep:

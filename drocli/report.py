@@ -329,16 +329,23 @@ def _decide(need) -> str:
     return f"about {need:,.0f} seeds to decide"
 
 
-def decision_note(c) -> str:
-    """For an inconclusive claim: how many seeds would decide it at its estimates."""
+def _distance(c) -> tuple[float, int]:
+    """(seeds that would decide the claim at its estimates, seeds it was judged on); nan
+    when not estimated (no effects, or none with an interval)."""
     from drocli.claims.judge import seeds_to_decide
 
-    if c.status != "inconclusive" or not c.effects:
+    if not c.effects:
+        return math.nan, 0
+    return seeds_to_decide(c.effects), max(e["n"] for e in c.effects.values())
+
+
+def decision_note(c) -> str:
+    """For an inconclusive claim: how many seeds would decide it at its estimates."""
+    if c.status != "inconclusive":
         return ""
-    need = seeds_to_decide(c.effects)
+    need, n = _distance(c)
     if math.isnan(need):
         return ""
-    n = max(e["n"] for e in c.effects.values())
     if need == math.inf:
         return "no number of seeds would decide it at the estimated effects"
     return (f"about {need:,.0f} seeds would decide it at the estimated effects "
@@ -376,9 +383,8 @@ def _claim_note(c, shared: str) -> str:
     bits = [] if shared else [_note_of(c.effects)]
     if _bonferroni(c.effects):
         bits.append(_bonferroni(c.effects))
-    if decision_note(c):
-        bits.append(decision_note(c))
-    return "; ".join(bits)
+    bits.append(decision_note(c))
+    return "; ".join(b for b in bits if b)
 
 
 MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]()#+!|~"} | {
@@ -576,14 +582,12 @@ DECIDE_BUCKETS = ("at most 2x", "2-10x", "more than 10x", "no number", "not esti
 def _decide_bucket(c) -> str:
     """Which of DECIDE_BUCKETS an inconclusive claim's seeds-to-decide falls in, as a
     multiple of the seeds it was judged on."""
-    from drocli.claims.judge import seeds_to_decide
-
-    need = seeds_to_decide(c.effects) if c.effects else math.nan
+    need, n = _distance(c)
     if math.isnan(need):
         return "not estimated"
     if need == math.inf:
         return "no number"
-    ratio = need / max(1, max(e["n"] for e in c.effects.values()))
+    ratio = need / max(1, n)
     return DECIDE_BUCKETS[0] if ratio <= 2 else DECIDE_BUCKETS[1 if ratio <= 10 else 2]
 
 
@@ -612,9 +616,10 @@ def index(pages: list[Page], ext: str) -> str:
     words = ", ".join(f"{t[k]} {w}" for k, w in SUMMARY_ORDER if t.get(k) and k != "skipped")
     share = (f"{t['inconclusive_share']}/{t['judged']} "
              f"({t['inconclusive_share'] / t['judged']:.0%})" if t["judged"] else "-")
-    intro = (f"{len(pages)} results folders, {t['claims']} claims: {words or 'none'}. "
-             f"{t['dirty']} folder(s) were recorded from a dirty working tree."
-             + (" " + decide_sentence(t) if decide_sentence(t) else ""))
+    intro = " ".join(s for s in (
+        f"{len(pages)} results folders, {t['claims']} claims: {words or 'none'}.",
+        f"{t['dirty']} folder(s) were recorded from a dirty working tree.",
+        decide_sentence(t)) if s)
     if ext == "md":
         head = TABLE_HEAD.replace(" | on tuning seeds |", " | on tuning seeds | recorded from |")
         head = head.replace("|---|---|---|---|---|---|---|", "|---|---|---|---|---|---|---|---|")

@@ -144,7 +144,8 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
     if n < 2:
         e["why"] = f"{n} finite pair(s): an interval needs at least 2"
         return e
-    se = float(d.std(ddof=1)) / math.sqrt(n)
+    sd = float(d.std(ddof=1))
+    se = sd / math.sqrt(n)
     half = critical_value(n, 0.5 + confidence / 2) * se
     e["lo"], e["hi"] = e["mean"] - half, e["mean"] + half
     refute = 1.0 - (1.0 - confidence) / k
@@ -154,7 +155,7 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
         return e
     e["verdict"] = verdict_of(e["lo"] > threshold, e["hi_refute"] < threshold)
     if e["verdict"] == "inconclusive":
-        need = seeds_to_decide(e["mean"], float(d.std(ddof=1)), threshold, confidence, k)
+        need = seeds_to_decide(e["mean"], sd, threshold, confidence, k)
         e["seeds_to_decide"] = need if math.isfinite(need) else None   # None: no number would
     return e
 
@@ -181,13 +182,13 @@ def seeds_to_decide(mean: float, sd: float, threshold: float, confidence: float 
         return math.inf
     level = confidence if mean > threshold else 1.0 - (1.0 - confidence) / k
     q = 0.5 + level / 2
-    z_power = NormalDist().inv_cdf(power)
+    z_level, z_power = NormalDist().inv_cdf(q), NormalDist().inv_cdf(power)
 
     def enough(n: int) -> bool:
-        c = VALUES.get(n, {}).get(q) or NormalDist().inv_cdf(q)
+        c = VALUES.get(n, {}).get(q) or z_level
         return n >= ((c + z_power) * sd / gap) ** 2
 
-    normal = math.ceil(((NormalDist().inv_cdf(q) + z_power) * sd / gap) ** 2)
+    normal = math.ceil(((z_level + z_power) * sd / gap) ** 2)
     n = max(MIN_SEEDS, normal)
     while not enough(n):        # the table's multipliers exceed z at few seeds
         n += 1
