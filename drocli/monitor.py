@@ -41,12 +41,15 @@ class Monitor:
     """Records problem metrics at checkpoints of the oracle counter.
 
     `metrics` selects which of `problem.evaluate(...)`'s values are kept (None keeps all).
+    `evaluate=False` keeps the checkpoints but evaluates and records nothing (the worker's
+    warm-up: its run is discarded, and at n = 1e6 each evaluation is a pass over the data).
     """
 
     def __init__(self, problem, budget: int, checkpoints: int = 50, spacing: str = "linear",
                  metrics=None, max_time_s: float | None = None, clock=time.perf_counter,
-                 stall_calls: int = STALL_CALLS):
+                 stall_calls: int = STALL_CALLS, evaluate: bool = True):
         self.problem = problem
+        self.evaluate = bool(evaluate)
         self.budget = int(budget)
         self.grid = checkpoint_grid(self.budget, max(1, int(checkpoints)), spacing)
         self.metrics = list(metrics) if metrics else None
@@ -133,6 +136,8 @@ class Monitor:
                              fix="each step must call the problem's counted oracles")
 
     def _record(self, calls, point, named):
+        if not self.evaluate:
+            return
         if self.rows and self.rows[-1][1] == calls:
             return
         t_solver = self.elapsed()

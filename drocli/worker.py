@@ -108,7 +108,8 @@ def warm_up(cell: Cell) -> float:
     on its own copy of the problem for 1 % of the budget, discarded, so that loading and
     compiling its kernels (numba: seconds in a fresh worker) stays off the cell's clock.
     Seconds spent (0 when already warm). The cell's numbers do not depend on it: the real
-    run builds its own problem and random stream. A warm-up that fails is ignored: the
+    run builds its own problem and random stream. The warm-up evaluates no metric (its rows
+    are discarded; evaluation is off the solver clock anyway). A warm-up that fails is ignored: the
     cell itself then fails or succeeds on its own."""
     key = (cell.solver, cell.problem_name, cell.data_name)
     if key in _WARM:
@@ -119,7 +120,7 @@ def warm_up(cell: Cell) -> float:
         problem = _build(cell)
         budget = budget_calls(cell.budget, problem)
         monitor = Monitor(problem, max(1, int(budget * WARMUP_FRACTION)), checkpoints=2,
-                          metrics=cell.metrics or None)
+                          metrics=cell.metrics or None, evaluate=False)
         _solve(cell, problem, monitor)
     except Exception:  # noqa: BLE001 -- the real run reports any failure
         pass

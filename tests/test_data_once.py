@@ -68,7 +68,11 @@ def test_by_data_groups_in_first_appearance_order(tmp_path):
 
 
 def test_parent_drops_its_preflight_load_when_cells_run_elsewhere(tmp_path, monkeypatch):
+    """loky workers start fresh, so the parent keeps nothing for them. (The backend is
+    named: `auto` forks when this process runs no other thread, and forked workers do use
+    the parent's load; which one `auto` chose depended on the tests run before.)"""
     calls = _counted(monkeypatch)
-    assert call("run", _spec(tmp_path), "--out", tmp_path / "res", "-q", "-j", "2") == 0
+    assert call("run", _spec(tmp_path), "--out", tmp_path / "res", "-q", "-j", "2",
+                "--backend", "loky") == 0
     assert calls == [0]                      # the preflight's; the cells load in the workers
     assert not worker._DATA_CACHE

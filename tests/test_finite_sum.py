@@ -512,6 +512,48 @@ def test_compiled_steps_match_numpy_reference(obj, mu):
     assert np.allclose(v, vr, rtol=1e-11, atol=1e-12) and np.allclose(z, zr, rtol=1e-11)
 
 
+@pytest.mark.parametrize("obj,mu,n", [("least_squares", 0.0, 8), ("logistic", 0.1, 49),
+                                      ("least_squares", 0.3, 49)])
+def test_uniform_single_index_chunk_is_the_general_iteration(obj, mu, n):
+    """L-SVRG's chunk with one uniform index per step (`lsvrg_uniform_chunk`) against the
+    numpy reference, and bit for bit against the general iteration run step by step: the
+    sampler's draw, then `vr_step_single`, or on a refresh `vr_estimate`, w = x, the full
+    pass and the step. n = 49 makes n (1/n) differ from 1, so the weight's division runs."""
+    from drocli.problems.finite_sum import full_pass
+    from drocli.solvers.finite_sum.l_svrg import lsvrg_chunk
+
+    assert (n * (1.0 / n) == 1.0) == (n == 8)
+    p = tiny(obj, n=n, d=3, mu=mu, seed=3)
+    rng = np.random.default_rng(5)
+    T, rho, step = 400, 0.03, 0.02
+    U, coins = rng.random((T, 1, 1)), rng.random(T)
+    assert (coins < rho).sum() >= 3
+    s = S.make_sampler("uniform", p.n, batch=1)
+    x0 = rng.standard_normal(p.d)
+    x, w = x0.copy(), x0 * 0.5
+    snap = p.snapshot_at(w)
+    c0 = p.oracle_calls
+    dr = Draws(np.zeros(1, np.int64), np.zeros(1), np.zeros(1), np.zeros(p.d))
+    lsvrg_chunk(p.kdata, x, snap, U, coins, rho, step, s.state, False, dr, p.counter)
+    assert p.oracle_calls - c0 == 2 * T + p.n * int((coins < rho).sum())
+    xr, wr = np_lsvrg(p, U, coins, step, rho, x0.copy(), x0 * 0.5)
+    assert np.allclose(x, xr, rtol=1e-11, atol=1e-12) and np.allclose(w, wr)
+    xg, wg = x0.copy(), x0 * 0.5
+    sg = p.snapshot_at(wg)
+    g, ak = np.zeros(p.d), np.zeros(1)
+    for t in range(T):
+        i = min(int(U[t, 0, 0] * p.n), p.n - 1)
+        d = Draws(np.array([i]), np.array([1.0 / p.n]), ak, g)
+        if coins[t] < rho:
+            vr_estimate(p.kdata, xg, sg, d, False)
+            wg[:] = xg
+            full_pass(p.kdata, sg, p.counter)
+            xg -= step * g
+        else:
+            vr_step_single(p.kdata, xg, sg, d, step)
+    assert np.array_equal(x, xg) and np.array_equal(w, wg)
+
+
 def test_theorem3_parameters_and_L_rules():
     from drocli.solvers.finite_sum.l_katyusha import theorem3
 

@@ -110,3 +110,41 @@ def test_same_arrays_derive_once_other_arrays_again(data_home, monkeypatch):
     assert calls == [1, 1]
     ref = minimize(other.loss, np.zeros(5), method="BFGS", options={"gtol": 1e-10})
     assert other.f_star == pytest.approx(ref.fun, abs=1e-12)
+
+
+def test_constants_are_derived_when_first_asked_for(data_home):
+    """The Gram eigenvalues and sigma*^2 (a pass of n d^2 and one of n d at n = 1e6) are
+    computed only when something reads them, once per data arrays; F* comes from the
+    scores of x*'s convergence test and equals F(x*) to the last bit."""
+    A, y = _logistic(seed=5, n=80, d=6)
+    _new_process()
+    p = FiniteSumProblem(A, y, objective="least_squares", mu=0.02)
+    assert "lmax" not in p._derived and "sigma_star2" not in p._derived
+    assert p.f_star == p.loss(p.x_star)
+    ev = np.linalg.eigvalsh(A.T @ A / 80)                     # independent truth
+    assert p.L_F == pytest.approx(ev[-1] + 0.02, rel=1e-12)
+    assert p.strong_convexity == pytest.approx(ev[0] + 0.02, rel=1e-12)
+    again = FiniteSumProblem(A, y, objective="least_squares", mu=0.02)
+    assert "lmax" in again._derived and "sigma_star2" not in again._derived
+    G = (A @ p.x_star - y)[:, None] * A + 0.02 * p.x_star
+    assert again.sigma_star2 == pytest.approx(np.mean((G * G).sum(axis=1)), rel=1e-12)
+    assert "sigma_star2" in p._derived
+
+
+def test_check_solution_matches_the_gradient_test(data_home):
+    """`check_solution` (two passes) decides as ||grad F(x)|| <= 1e-12 max(1, ||grad F(0)||)
+    computed densely, and hands back the scores A x."""
+    A, y = _logistic(seed=6)
+    _new_process()
+    p = FiniteSumProblem(A, y, objective="logistic", mu=0.01)
+
+    def grad(x):
+        return A.T @ (1 / (1 + np.exp(-(A @ x))) - p.y) / A.shape[0] + 0.01 * x
+
+    g0 = max(1.0, float(np.linalg.norm(grad(np.zeros(5)))))
+    for x in (p.x_star, p.x_star + 1e-9, np.zeros(5)):
+        ok, s = p.check_solution(x)
+        assert ok == (np.linalg.norm(grad(x)) <= 1e-12 * g0)
+        assert np.array_equal(s, A @ x)
+    assert p.check_solution(p.x_star)[0] and not p.check_solution(p.x_star + 1e-6)[0]
+    assert p.check_solution(np.full(5, np.nan)) == (False, None)

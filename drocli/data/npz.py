@@ -19,6 +19,7 @@ from pydantic import Field
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.checks import check_grouped
+from drocli.data.npz_member import CorruptMember, read_stored
 from drocli.errors import DrocliError
 from drocli.files import open_regular
 from drocli.registry import Params, added
@@ -101,6 +102,26 @@ def memory(params: dict) -> int:
         return 0
 
 
+FIX_NPZ = "write it with numpy.savez(path, X_train=..., y_train=..., g_train=...)"
+
+
+class _Members:
+    """The arrays of an open .npz by name: an uncompressed member read straight into its
+    array (`npz_member.read_stored`), any other by numpy."""
+
+    def __init__(self, fh, z, path: str):
+        self.fh, self.z, self.path = fh, z, path
+        self.files = z.files
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        try:
+            arr = read_stored(self.fh, self.z.zip, name)
+        except (CorruptMember, OSError) as exc:
+            raise DrocliError(f"cannot read {self.path}: {exc}", key=name,
+                              fix=FIX_NPZ) from None
+        return self.z[name] if arr is None else arr
+
+
 @contextmanager
 def _npz(fh, path: str):
     """numpy.load of the open file, its failures as one line."""
@@ -108,10 +129,9 @@ def _npz(fh, path: str):
         z = np.load(fh, allow_pickle=False)
     except Exception as exc:  # corrupted / not an npz
         raise DrocliError(f"cannot read {path} as .npz: {exc}", key=KEY,
-                          fix="write it with numpy.savez(path, X_train=..., y_train=..., "
-                              "g_train=...)") from exc
+                          fix=FIX_NPZ) from exc
     with z:
-        yield z
+        yield _Members(fh, z, path) if getattr(z, "zip", None) is not None else z
 
 
 @registry.data("npz", params=NPZParams, memory=memory, files=True,

@@ -2,11 +2,12 @@
 
 A problem whose reference optimum costs seconds (the damped Newton solve of the logistic
 finite sum at w8a size and above) stores x* and the solve's info under
-`<data folder>/cache/solutions/<key>.npz`, the key naming the data bytes' digest, the shape,
-the objective and mu. Nothing read here is trusted: the caller uses a stored x* only when it
-passes the problem's own convergence test (`FiniteSumProblem.is_solution`), so a stale or
-forged file costs a fresh solve, never a wrong F*. DROCLI_NO_CACHE=1 (as for the data cache)
-turns it off; a folder that cannot be written only costs the speed.
+`<data folder>/cache/solutions/<key>.npz`, the key naming the CRC-32 of the data's bytes, the
+shape, the objective and mu. Nothing read here is trusted: the caller uses a stored x* only
+when it passes the problem's own convergence test on the data at hand
+(`FiniteSumProblem.check_solution`), so a stale, colliding or forged file costs a fresh
+solve, never a wrong F*. DROCLI_NO_CACHE=1 (as for the data cache) turns it off; a folder
+that cannot be written only costs the speed.
 """
 
 from __future__ import annotations

@@ -29,7 +29,9 @@ import numpy as np
 from drocli import registry
 from drocli.ops.jit import njit
 from drocli.ops.prefetch import PREFETCH_FROM, prefetch_row
+from drocli.ops.rows import dot_row
 from drocli.ops.samplers import (
+    UNIFORM,
     sampler_draw,
     sampler_draw_batch,
     sampler_learns,
@@ -37,7 +39,7 @@ from drocli.ops.samplers import (
     sampler_set_weights,
     sampler_update,
 )
-from drocli.problems.finite_sum import full_pass
+from drocli.problems.finite_sum import dphi, full_pass
 from drocli.problems.finite_sum_mlp import MLPSnapshot
 from drocli.registry import auto
 from drocli.solvers.finite_sum import (
@@ -57,10 +59,56 @@ from drocli.solvers.finite_sum.estimators import (
 
 
 @njit(cache=True, _nrt=False)
+def lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, n, dr, counter, ahead):
+    """`lsvrg_chunk` for one index per step from the uniform sampler, the common case, with
+    the same bits: the index int(u n), p_i = 1/n and the weight 1/(n p_i) are those of
+    `sampler_draw_batch` and `vr_step_single`, computed once (the division by n p_i is
+    skipped when n p_i is exactly 1, as dividing by 1 changes no bit), and the oracle count
+    is added once at the end. An iteration whose coin refreshes w takes the general step."""
+    A, y, obj, mu = data.A, data.y, data.obj, data.mu
+    w, gw, snap_c, g = snap.w, snap.gw, snap.c, dr.g
+    d = x.shape[0]
+    pk = 1.0 / n
+    weight = n * pk
+    mw = mu * (0.0 + 1.0 / weight)
+    T = U.shape[0]
+    calls = 0
+    for t in range(T):
+        i = int(U[t, 0, 0] * n)
+        if i >= n:
+            i = n - 1
+        if ahead and t + 1 < T:
+            nxt = int(U[t + 1, 0, 0] * n)
+            prefetch_row(A, nxt if nxt < n else n - 1)
+        calls += 2
+        if coins[t] < rho:
+            dr.idx[0] = i
+            dr.pk[0] = pk
+            vr_estimate(data, x, snap, dr, False)
+            for j in range(d):
+                w[j] = x[j]
+            full_pass(data, snap, counter)
+            for j in range(d):
+                x[j] -= step * g[j]
+            continue
+        coef = dphi(dot_row(A, i, x), y[i], obj) - snap_c[i]
+        if weight != 1.0:
+            coef = coef / weight
+        if mu != 0.0:
+            for j in range(d):
+                x[j] -= step * ((gw[j] + mw * (x[j] - w[j])) + coef * A[i, j])
+        else:
+            for j in range(d):
+                x[j] -= step * (gw[j] + coef * A[i, j])
+    counter[0] += calls
+
+
+@njit(cache=True, _nrt=False)
 def lsvrg_chunk(data, x, snap, U, coins, rho, step, ss, optimal, dr, counter):
     """U.shape[0] iterations of Algorithm 1 in place (x, the snapshot at w, sampler state).
     With one index per step and a sampler that does not learn, an iteration whose coin keeps
-    w takes the fused estimator-and-step (`vr_step_single`, same bits, one pass over x)."""
+    w takes the fused estimator-and-step (`vr_step_single`, same bits, one pass over x); with
+    the uniform sampler the whole chunk is `lsvrg_uniform_chunk`."""
     w, g = snap.w, dr.g
     d = x.shape[0]
     b = dr.idx.shape[0]
@@ -68,6 +116,9 @@ def lsvrg_chunk(data, x, snap, U, coins, rho, step, ss, optimal, dr, counter):
     fused = b == 1 and not feedback
     # the next index is known a step early: prefetch its row when A outgrows the caches
     ahead = b == 1 and sampler_peekable(ss) and data.A.size > PREFETCH_FROM
+    if fused and not optimal and ss.kind == UNIFORM:
+        lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, ss.n, dr, counter, ahead)
+        return
     T = U.shape[0]
     for t in range(T):
         if optimal:
