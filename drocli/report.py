@@ -16,6 +16,7 @@ report.
 from __future__ import annotations
 
 import html
+import json
 import math
 import os
 import re
@@ -687,9 +688,51 @@ def _copy_figures(page: Page, out: Path) -> list[str]:
     return links
 
 
+LISTED = ".drocli-report.json"      # in `out`: the pages the last `write` left there
+
+
+def _listed(out: Path) -> set[str]:
+    """The page names an earlier `write` recorded in `out` (none when absent or unreadable)."""
+    from drocli.files import read_bytes
+    from drocli.layout import MAX_MANIFEST_BYTES
+
+    try:
+        pages = json.loads(read_bytes(out / LISTED, MAX_MANIFEST_BYTES)).get("pages")
+    except (OSError, ValueError, AttributeError, DrocliError, RecursionError):
+        return set()
+    return {n for n in pages if isinstance(n, str)} if isinstance(pages, list) else set()
+
+
+def _prune(out: Path, keep: set[str]) -> None:
+    """Remove the pages an earlier `write` made for folders this one no longer reports:
+    only names its list holds, and of each only what `write` makes (<name>.md, <name>.html,
+    the .png files in <name>/, then <name>/ if that left it empty). A user's own files, and
+    anything behind a symbolic link, stay."""
+    from drocli.ownership import inside
+
+    for name in sorted(_listed(out) - keep):
+        if name in ("", ".", "..", "index") or "/" in name or "\\" in name or "\0" in name:
+            continue
+        for f in (out / f"{name}.md", out / f"{name}.html"):
+            if f.is_file() or f.is_symlink():
+                f.unlink()
+        folder = out / name
+        if folder.is_dir() and not folder.is_symlink():
+            inside(out, folder)
+            for png in folder.glob("*.png"):
+                if png.is_file() or png.is_symlink():
+                    png.unlink()
+            try:
+                folder.rmdir()
+            except OSError:                 # the user's files are in it
+                pass
+
+
 def write(results_dirs: list[Path], out: Path) -> list[Page]:
     """The pages and the index (Markdown and HTML) under `out`, the figures copied into
-    `out/<folder>/` and linked relatively: the folder stays whole when moved or copied."""
+    `out/<folder>/` and linked relatively: the folder stays whole when moved or copied.
+    `out/.drocli-report.json` lists the pages; the pages an earlier `write` listed for
+    folders no longer reported are removed (`_prune`)."""
     from drocli.records import atomic_write_text
 
     names = [page_name(d) for d in results_dirs]     # before any folder is judged
@@ -712,6 +755,9 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
         atomic_write_text(out / f"{p.name}.html", html_page(p))
     atomic_write_text(out / "index.md", index(pages, "md"))
     atomic_write_text(out / "index.html", index(pages, "html"))
+    _prune(out, {p.name for p in pages})
+    atomic_write_text(out / LISTED, json.dumps({"pages": sorted(p.name for p in pages)},
+                                               indent=1) + "\n")
     return pages
 
 

@@ -119,6 +119,53 @@ def test_report_travels_when_its_folder_is_moved(tiny_spec, tmp_path):
     assert _all_refs_resolve(moved) >= 1
 
 
+def test_report_removes_the_pages_of_folders_it_no_longer_lists(tiny_spec, tmp_path):
+    """A folder dropped from the report loses its page, its HTML and its copied figures;
+    what the report did not write (a user's note beside the pages, a file in the page's
+    folder, a page it never listed) stays."""
+    a, b, rep = tmp_path / "a", tmp_path / "b", tmp_path / "report"
+    for out in (a, b):
+        assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+        assert call("plot", out) == 0
+    (rep / "c").mkdir(parents=True)
+    (rep / "c.md").write_text("a page drocli never listed")
+    (rep / "notes.md").write_text("mine")
+    assert call("report", a, b, "--out", rep) == 0
+    assert list((rep / "b").glob("*.png"))
+    (rep / "b" / "mine.txt").write_text("mine")
+    assert call("report", a, "--out", rep) == 0
+    assert not (rep / "b.md").exists() and not (rep / "b.html").exists()
+    assert [f.name for f in (rep / "b").iterdir()] == ["mine.txt"]
+    assert (rep / "a.md").is_file() and list((rep / "a").glob("*.png"))
+    assert (rep / "c.md").is_file() and (rep / "notes.md").read_text() == "mine"
+    (rep / "b" / "mine.txt").unlink()
+    assert call("report", a, "b", "--out", rep) != 0          # b is not a folder here
+    assert (rep / "a.md").is_file()
+    assert call("report", a, b, "--out", rep) == 0             # b comes back whole
+    assert (rep / "b.md").is_file() and list((rep / "b").glob("*.png"))
+
+
+def test_report_prunes_nothing_outside_its_folder(tiny_spec, tmp_path):
+    """A forged list naming paths outside the report, or a page folder that is a link to
+    elsewhere, removes nothing there."""
+    import json
+
+    a, rep, other = tmp_path / "a", tmp_path / "report", tmp_path / "other"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", a, "-q") == 0
+    assert call("plot", a) == 0
+    other.mkdir()
+    (other / "x.png").write_bytes(b"png")
+    (tmp_path / "up.md").write_text("keep")
+    rep.mkdir()
+    (rep / "linked").symlink_to(other, target_is_directory=True)
+    (rep / ".drocli-report.json").write_text(json.dumps(
+        {"pages": ["../up", "..", "/etc/passwd", "linked", "index", 7]}))
+    assert call("report", a, "--out", rep) == 0
+    assert (other / "x.png").read_bytes() == b"png" and (tmp_path / "up.md").is_file()
+    assert (rep / "index.md").is_file() and (rep / "linked").is_symlink()
+    assert json.loads((rep / ".drocli-report.json").read_text()) == {"pages": ["a"]}
+
+
 def test_report_requires_out(tiny_spec, tmp_path, capsys):
     out = tmp_path / "res"
     assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
