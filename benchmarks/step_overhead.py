@@ -1,7 +1,9 @@
 """Where L-SVRG's per-step gap at n = 100, d = 10 goes (issue 29: within 1.1x of a minimal
 loop of the same update).
 
-Times, interleaved over 5 rounds (medians), drocli's compiled chunk (uniform sampler) and four
+Times, interleaved over 5 rounds (medians; every loop is run once untimed first, and each
+round starts with another loop: the first timing in a fresh process ran up to 1.7x slow),
+drocli's compiled chunk (uniform sampler) and four
 minimal loops of the same update (least squares, b = 1, refresh with probability 1/n): the
 reference of benchmarks/finite_sum_throughput.py (pre-drawn integer indices), and the same
 loop plus what drocli's general update does and the reference does not: the index drawn from
@@ -76,11 +78,16 @@ def main():
         return steps / b.best_of(lambda: f(p.A, p.y, U, coins, 1.0 / p.n, step, x, w, gw,
                                            p.counter))
 
-    res = {"drocli chunk": [], **{name: [] for name in VARIANTS}}
-    for _ in range(5):
-        res["drocli chunk"].append(b.kernel_rate(p, "l_svrg", "uniform", 5000, steps, step)[0])
-        for name in VARIANTS:
-            res[name].append(rate(name))
+    timers = {"drocli chunk": lambda: b.kernel_rate(p, "l_svrg", "uniform", 5000, steps,
+                                                     step)[0],
+              **{name: (lambda name=name: rate(name)) for name in VARIANTS}}
+    for timer in timers.values():      # untimed pass: compiled, caches and clocks warm
+        timer()
+    res = {name: [] for name in timers}
+    order = list(timers)
+    for r in range(5):                 # each round starts with another loop
+        for name in order[r % len(order):] + order[:r % len(order)]:
+            res[name].append(timers[name]())
     base = st.median(res["minimal loop"])
     print(f"<!-- n = 100, d = 10, {steps} iterations, best of 5 per round, medians of 5 "
           f"interleaved rounds; load average {os.getloadavg()[0]:.1f} -->")
