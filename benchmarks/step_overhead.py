@@ -24,14 +24,29 @@ import finite_sum_throughput as b  # noqa: E402
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-VARIANTS = {"minimal loop": (False, False), "+ draw from a uniform": (True, False),
-            "+ weight by division": (False, True), "+ draw + weight": (True, True)}
+from drocli.ops.rows import dot_row  # noqa: E402
+
+# (draw, weight, stored, dot4, fused): the minimal loop, then drocli's differences one at a
+# time. The last three rows walk from the minimal loop to drocli's arithmetic at n = 100 (where
+# n (1/n) = 1, so drocli skips the division): the index drawn from a uniform; the stored
+# derivative at w, phi'(a_i.w) = a_i.w - y_i kept from the last full pass (one dot product a
+# step instead of two, and two loads); drocli's 4-accumulator dot product (`dot_row`); one
+# fused update pass instead of the buffer g. The last row does drocli's arithmetic in
+# drocli's order (its x is the chunk's bit for bit), without the solver's state bundles.
+VARIANTS = {"minimal loop": (False, False, False, False, False),
+            "+ draw from a uniform": (True, False, False, False, False),
+            "+ weight by division": (False, True, False, False, False),
+            "+ draw + weight": (True, True, False, False, False),
+            "+ draw, stored derivative at w": (True, False, True, False, False),
+            "+ draw, stored, 4-accumulator dot": (True, False, True, True, False),
+            "+ draw, stored, 4-acc dot, fused update": (True, False, True, True, True)}
 
 
-def make_loop(draw: bool, weight: bool):
-    """The minimal L-SVRG loop, with the draw and the weight compiled in or out."""
+def make_loop(draw: bool, weight: bool, stored: bool = False, dot4: bool = False,
+              fused: bool = False):
+    """The minimal L-SVRG loop, with drocli's differences compiled in or out."""
     @numba.njit
-    def loop(A, y, U, coins, rho, step, x, w, gw, counter):
+    def loop(A, y, U, coins, rho, step, x, w, gw, cw, counter):
         n, d = A.shape
         g = np.empty(d)
         pk = np.empty(1)
@@ -42,15 +57,32 @@ def make_loop(draw: bool, weight: bool):
                     i = n - 1
             else:
                 i = int(U[t])
-            c = b.reference_difference(A, i, x, w)
+            if stored:
+                if dot4:
+                    s = dot_row(A, i, x)
+                else:
+                    s = 0.0
+                    for j in range(d):
+                        s += A[i, j] * x[j]
+                c = (s - y[i]) - cw[i]
+            else:
+                c = b.reference_difference(A, i, x, w)
             if weight:
                 pk[0] = 1.0 / n
                 c = c / (n * pk[0])
+            counter[0] += 2
+            refresh = coins[t] < rho
+            if fused and not refresh:
+                for j in range(d):
+                    x[j] -= step * (gw[j] + c * A[i, j])
+                continue
             for j in range(d):
                 g[j] = gw[j] + c * A[i, j]
-            counter[0] += 2
-            if coins[t] < rho:
+            if refresh:
                 b.reference_refresh(A, y, x, w, gw)
+                if stored:
+                    for r in range(n):
+                        cw[r] = dot_row(A, r, w) - y[r]
                 counter[0] += n
             for j in range(d):
                 x[j] -= step * g[j]
@@ -73,9 +105,10 @@ def main():
         w = x.copy()
         gw = p.full_gradient(w)
         U = u if draw else idx
+        cw = p.A @ w - p.y
         f = loops[name]
-        f(p.A, p.y, U[:10], coins[:10], 1.0 / p.n, step, x, w, gw, p.counter)
-        return steps / b.best_of(lambda: f(p.A, p.y, U, coins, 1.0 / p.n, step, x, w, gw,
+        f(p.A, p.y, U[:10], coins[:10], 1.0 / p.n, step, x, w, gw, cw, p.counter)
+        return steps / b.best_of(lambda: f(p.A, p.y, U, coins, 1.0 / p.n, step, x, w, gw, cw,
                                            p.counter))
 
     timers = {"drocli chunk": lambda: b.kernel_rate(p, "l_svrg", "uniform", 5000, steps,
