@@ -512,18 +512,20 @@ def test_compiled_steps_match_numpy_reference(obj, mu):
     assert np.allclose(v, vr, rtol=1e-11, atol=1e-12) and np.allclose(z, zr, rtol=1e-11)
 
 
-@pytest.mark.parametrize("obj,mu,n", [("least_squares", 0.0, 8), ("logistic", 0.1, 49),
-                                      ("least_squares", 0.3, 49)])
-def test_uniform_single_index_chunk_is_the_general_iteration(obj, mu, n):
+@pytest.mark.parametrize("obj,mu,n,d", [("least_squares", 0.0, 8, 3), ("logistic", 0.1, 49, 3),
+                                        ("least_squares", 0.3, 49, 3),
+                                        ("logistic", 0.1, 49, 40)])
+def test_uniform_single_index_chunk_is_the_general_iteration(obj, mu, n, d):
     """L-SVRG's chunk with one uniform index per step (`lsvrg_uniform_chunk`) against the
     numpy reference, and bit for bit against the general iteration run step by step: the
     sampler's draw, then `vr_step_single`, or on a refresh `vr_estimate`, w = x, the full
-    pass and the step. n = 49 makes n (1/n) differ from 1, so the weight's division runs."""
+    pass and the step. n = 49 makes n (1/n) differ from 1, so the weight's division runs;
+    d = 3 computes phi'(a_i.w) again, d = 40 reads it from the snapshot."""
     from drocli.problems.finite_sum import full_pass
-    from drocli.solvers.finite_sum.l_svrg import lsvrg_chunk
+    from drocli.solvers.finite_sum.l_svrg import RECOMPUTE_MAX_D, lsvrg_chunk
 
-    assert (n * (1.0 / n) == 1.0) == (n == 8)
-    p = tiny(obj, n=n, d=3, mu=mu, seed=3)
+    assert (n * (1.0 / n) == 1.0) == (n == 8) and (d <= RECOMPUTE_MAX_D) == (d == 3)
+    p = tiny(obj, n=n, d=d, mu=mu, seed=3)
     rng = np.random.default_rng(5)
     T, rho, step = 400, 0.03, 0.02
     U, coins = rng.random((T, 1, 1)), rng.random(T)

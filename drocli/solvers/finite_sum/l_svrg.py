@@ -57,14 +57,50 @@ from drocli.solvers.finite_sum.estimators import (
     vr_step_single,
 )
 
+# phi'(a_i.w) read from the snapshot or computed again beside a_i.x (same bits): again when
+# the row is short or the snapshot's n scalars outgrow the caches (a random read of them then
+# misses). Interleaved timings, AMD EPYC, same bits: again is 7-10 % faster at d = 10 and at
+# n = 1e6, d = 100, 8 % slower at n = 5000, d = 128 (benchmarks/step_overhead.py, scratch A/B).
+RECOMPUTE_MAX_D = 32
+RECOMPUTE_MIN_N = 1 << 17
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def dot_row2(X, r, u, v):
+    """(dot_row(X, r, u), dot_row(X, r, v)) in one pass over the row, same bits."""
+    d = u.shape[0]
+    a0 = a1 = a2 = a3 = 0.0
+    b0 = b1 = b2 = b3 = 0.0
+    j = 0
+    while j + 4 <= d:
+        x0, x1, x2, x3 = X[r, j], X[r, j + 1], X[r, j + 2], X[r, j + 3]
+        a0 += x0 * u[j]
+        a1 += x1 * u[j + 1]
+        a2 += x2 * u[j + 2]
+        a3 += x3 * u[j + 3]
+        b0 += x0 * v[j]
+        b1 += x1 * v[j + 1]
+        b2 += x2 * v[j + 2]
+        b3 += x3 * v[j + 3]
+        j += 4
+    while j < d:
+        a0 += X[r, j] * u[j]
+        b0 += X[r, j] * v[j]
+        j += 1
+    return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
+
 
 @njit(cache=True, _nrt=False)
-def lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, n, dr, counter, ahead):
+def lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, n, dr, counter, ahead,
+                        recompute):
     """`lsvrg_chunk` for one index per step from the uniform sampler, the common case, with
     the same bits: the index int(u n), p_i = 1/n and the weight 1/(n p_i) are those of
     `sampler_draw_batch` and `vr_step_single`, computed once (the division by n p_i is
     skipped when n p_i is exactly 1, as dividing by 1 changes no bit), and the oracle count
-    is added once at the end. An iteration whose coin refreshes w takes the general step."""
+    is added once at the end. An iteration whose coin refreshes w takes the general step.
+    With `recompute`, phi'(a_i.w) is computed again in the same pass as a_i.x (`dot_row2`)
+    instead of read from the snapshot: the same function of the same numbers, so the same
+    bits."""
     A, y, obj, mu = data.A, data.y, data.obj, data.mu
     w, gw, snap_c, g = snap.w, snap.gw, snap.c, dr.g
     d = x.shape[0]
@@ -91,7 +127,11 @@ def lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, n, dr, counter, ahea
             for j in range(d):
                 x[j] -= step * g[j]
             continue
-        coef = dphi(dot_row(A, i, x), y[i], obj) - snap_c[i]
+        if recompute:
+            sx, sw = dot_row2(A, i, x, w)
+            coef = dphi(sx, y[i], obj) - dphi(sw, y[i], obj)
+        else:
+            coef = dphi(dot_row(A, i, x), y[i], obj) - snap_c[i]
         if weight != 1.0:
             coef = coef / weight
         if mu != 0.0:
@@ -117,7 +157,8 @@ def lsvrg_chunk(data, x, snap, U, coins, rho, step, ss, optimal, dr, counter):
     # the next index is known a step early: prefetch its row when A outgrows the caches
     ahead = b == 1 and sampler_peekable(ss) and data.A.size > PREFETCH_FROM
     if fused and not optimal and ss.kind == UNIFORM:
-        lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, ss.n, dr, counter, ahead)
+        lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, ss.n, dr, counter, ahead,
+                            d <= RECOMPUTE_MAX_D or ss.n >= RECOMPUTE_MIN_N)
         return
     T = U.shape[0]
     for t in range(T):
