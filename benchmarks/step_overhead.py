@@ -25,25 +25,29 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from drocli.ops.rows import dot_row  # noqa: E402
+from drocli.solvers.finite_sum.l_svrg import dot_row2  # noqa: E402
 
-# (draw, weight, stored, dot4, fused): the minimal loop, then drocli's differences one at a
-# time. The last three rows walk from the minimal loop to drocli's arithmetic at n = 100 (where
+# (draw, weight, stored, dot4, fused, again): the minimal loop, then drocli's differences one
+# at a time. The next rows walk from the minimal loop to drocli's arithmetic at n = 100 (where
 # n (1/n) = 1, so drocli skips the division): the index drawn from a uniform; the stored
 # derivative at w, phi'(a_i.w) = a_i.w - y_i kept from the last full pass (one dot product a
 # step instead of two, and two loads); drocli's 4-accumulator dot product (`dot_row`); one
-# fused update pass instead of the buffer g. The last row does drocli's arithmetic in
-# drocli's order (its x is the chunk's bit for bit), without the solver's state bundles.
+# fused update pass instead of the buffer g. The last row computes phi'(a_i.w) again beside
+# a_i.x in one pass (`dot_row2`, 4 accumulators each), as drocli's uniform chunk does for
+# d <= 32: drocli's arithmetic in drocli's order, without the solver's state bundles.
 VARIANTS = {"minimal loop": (False, False, False, False, False),
             "+ draw from a uniform": (True, False, False, False, False),
             "+ weight by division": (False, True, False, False, False),
             "+ draw + weight": (True, True, False, False, False),
             "+ draw, stored derivative at w": (True, False, True, False, False),
             "+ draw, stored, 4-accumulator dot": (True, False, True, True, False),
-            "+ draw, stored, 4-acc dot, fused update": (True, False, True, True, True)}
+            "+ draw, stored, 4-acc dot, fused update": (True, False, True, True, True),
+            "+ draw, a_i.w again (4-acc, one pass), fused update":
+                (True, False, False, True, True, True)}
 
 
 def make_loop(draw: bool, weight: bool, stored: bool = False, dot4: bool = False,
-              fused: bool = False):
+              fused: bool = False, again: bool = False):
     """The minimal L-SVRG loop, with drocli's differences compiled in or out."""
     @numba.njit
     def loop(A, y, U, coins, rho, step, x, w, gw, cw, counter):
@@ -65,6 +69,9 @@ def make_loop(draw: bool, weight: bool, stored: bool = False, dot4: bool = False
                     for j in range(d):
                         s += A[i, j] * x[j]
                 c = (s - y[i]) - cw[i]
+            elif again:
+                sx, sw = dot_row2(A, i, x, w)
+                c = (sx - y[i]) - (sw - y[i])
             else:
                 c = b.reference_difference(A, i, x, w)
             if weight:
