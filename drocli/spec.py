@@ -446,6 +446,7 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
             apply_override(raw, str(k), copy.deepcopy(v), file=file)
     for k, v in overrides:
         apply_override(raw, k, v, file=f"{file} (--set {k})")
+    expand_case_bases(raw, file)
     if solvers or data:
         select(raw, solvers, data, file=file)
     raw["profile"] = chosen
@@ -460,6 +461,50 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
         if name is not None:
             check_names(case, f"{file} (cases.{name})")
     return spec
+
+
+CASE_BASE = "base"     # in a case: the case whose overrides it starts from
+
+
+def expand_case_bases(raw: dict, file: str) -> None:
+    """A case may start from another: `base: NAME` applies that case's overrides (and its
+    base's, and so on) before its own, which win on the same key. Resolved here, after the
+    profile and --set and before -d picks cases, so a picked case keeps what it inherits;
+    the saved spec holds each case's merged overrides and no `base`."""
+    cases = raw.get("cases")
+    if not isinstance(cases, dict) or not any(isinstance(c, dict) and CASE_BASE in c
+                                              for c in cases.values()):
+        return
+    done: dict = {}
+
+    def merged(name, chain: tuple):
+        if name in done:
+            return done[name]
+        body = cases[name]
+        if not isinstance(body, dict):
+            return body                      # the model names what is wrong with it
+        out: dict = {}
+        base = body.get(CASE_BASE)
+        if base is not None:
+            where = f"cases.{name}.{CASE_BASE}"
+            others = [str(c) for c in cases if c != name]
+            if not isinstance(base, str) or base not in cases or base == name:
+                raise DrocliError(f"case {name!r} starts from {base!r}, which is not another "
+                                  "case of this spec", file=file, key=where,
+                                  fix=did_you_mean(str(base), others) if others
+                                  else "remove `base:`")
+            if base in chain:
+                raise DrocliError("cases start from each other in a cycle: "
+                                  + " -> ".join(map(str, [*chain, name, base])), file=file,
+                                  key=where, fix="let one of them start from no case")
+            inherited = merged(base, (*chain, name))
+            if isinstance(inherited, dict):  # (an empty case inherits nothing)
+                out.update(copy.deepcopy(inherited))
+        out.update({k: v for k, v in body.items() if k != CASE_BASE})
+        done[name] = out
+        return out
+
+    raw["cases"] = {name: merged(name, ()) for name in cases}
 
 
 def cell_count(spec: Spec) -> int:

@@ -98,3 +98,52 @@ def test_label_template_fields_checked_and_filled(tiny_spec):
         "{nope}', grid", "{gamma_q}', params: {gamma_w: 0.5}, grid"))
     labels = {c.label for c in expand(load_spec(tiny_spec)) if c.solver == "smd"}
     assert labels == {"SMD 0.5 0.1", "SMD 0.5 0.2"}
+
+
+CASES = """
+cases:
+  a: {problem.params.radius: 5.0, budget.epochs: 3}
+  b: {base: a, problem.params.radius: 7.0}
+  c: {base: b, solvers.ALEG.params.gamma_w: 0.5}
+"""
+
+
+def _with_cases(tiny_spec, text=CASES):
+    tiny_spec.write_text(tiny_spec.read_text() + text)
+    return tiny_spec
+
+
+def test_a_case_starts_from_its_base(tiny_spec):
+    """`base:` applies the base case's overrides (and its base's) first; the case's own win.
+    The cells are those of the same spec with every override spelled out."""
+    from drocli.cells import expand
+
+    spec = load_spec(_with_cases(tiny_spec))
+    got = {name: (s.problem.params["radius"], s.budget.epochs, s.solvers[1].params.get("gamma_w"))
+           for name, s in spec.case_specs()}
+    assert got["a"] == (5.0, 3, got["a"][2]) and got["b"][:2] == (7.0, 3)
+    assert got["c"] == (7.0, 3, 0.5) and got["a"][2] != 0.5
+    assert all("base" not in body for body in spec.cases.values())
+    spelled = tiny_spec.parent / "spelled.yaml"
+    spelled.write_text(tiny_spec.read_text().replace(CASES, """
+cases:
+  a: {problem.params.radius: 5.0, budget.epochs: 3}
+  b: {problem.params.radius: 7.0, budget.epochs: 3}
+  c: {problem.params.radius: 7.0, budget.epochs: 3, solvers.ALEG.params.gamma_w: 0.5}
+"""))
+    assert [c.id for c in expand(spec)] == [c.id for c in expand(load_spec(spelled))]
+    picked = load_spec(tiny_spec, data=["c"])            # -d c: c keeps what it inherits
+    assert list(picked.cases) == ["c"]
+    (_, only), = picked.case_specs()
+    assert only.problem.params["radius"] == 7.0 and only.budget.epochs == 3
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("cases:\n  a: {budget.epochs: 3}\n  b: {base: aa}\n", "did you mean 'a'"),
+    ("cases:\n  a: {base: b}\n  b: {base: a}\n", "cycle: a -> b -> a"),
+    ("cases:\n  a: {base: a}\n", "not another case"),
+    ("cases:\n  a: {budget.epochs: 3}\n  b: {base: [a]}\n", "not another case"),
+])
+def test_a_bad_base_is_one_line_naming_the_key(tiny_spec, text, needle):
+    msg = _err(_with_cases(tiny_spec, text))
+    assert "tiny.yaml" in msg and needle in msg and ".base" in msg
