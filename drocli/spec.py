@@ -477,15 +477,13 @@ def expand_case_bases(raw: dict, file: str) -> None:
         return
     done: dict = {}
 
-    def merged(name, chain: tuple):
-        if name in done:
-            return done[name]
-        body = cases[name]
-        if not isinstance(body, dict):
-            return body                      # the model names what is wrong with it
-        out: dict = {}
-        base = body.get(CASE_BASE)
-        if base is not None:
+    def merged(name):
+        """Walk up the bases (a loop, not recursion: a spec may chain thousands of cases),
+        then merge from the root down."""
+        chain = [name]
+        while name not in done and isinstance(cases[name], dict) \
+                and cases[name].get(CASE_BASE) is not None:
+            base = cases[name][CASE_BASE]
             where = f"cases.{name}.{CASE_BASE}"
             others = [str(c) for c in cases if c != name]
             if not isinstance(base, str) or base not in cases or base == name:
@@ -494,17 +492,25 @@ def expand_case_bases(raw: dict, file: str) -> None:
                                   fix=did_you_mean(str(base), others) if others
                                   else "remove `base:`")
             if base in chain:
+                shown = chain[:6] + ["..."] if len(chain) > 6 else chain
                 raise DrocliError("cases start from each other in a cycle: "
-                                  + " -> ".join(map(str, [*chain, name, base])), file=file,
+                                  + " -> ".join(map(str, [*shown, base])), file=file,
                                   key=where, fix="let one of them start from no case")
-            inherited = merged(base, (*chain, name))
-            if isinstance(inherited, dict):  # (an empty case inherits nothing)
-                out.update(copy.deepcopy(inherited))
-        out.update({k: v for k, v in body.items() if k != CASE_BASE})
-        done[name] = out
+            chain.append(base)
+            name = base
+        out = done.get(name)
+        if out is None:
+            out = cases[name] if not isinstance(cases[name], dict) else \
+                {k: v for k, v in cases[name].items() if k != CASE_BASE}
+            done[name] = out
+        for child in reversed(chain[:-1]):
+            body = cases[child]
+            merged_child = copy.deepcopy(out) if isinstance(out, dict) else {}
+            merged_child.update({k: v for k, v in body.items() if k != CASE_BASE})
+            done[child] = out = merged_child
         return out
 
-    raw["cases"] = {name: merged(name, ()) for name in cases}
+    raw["cases"] = {name: merged(name) for name in cases}
 
 
 def cell_count(spec: Spec) -> int:

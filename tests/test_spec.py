@@ -147,3 +147,15 @@ cases:
 def test_a_bad_base_is_one_line_naming_the_key(tiny_spec, text, needle):
     msg = _err(_with_cases(tiny_spec, text))
     assert "tiny.yaml" in msg and needle in msg and ".base" in msg
+
+
+def test_a_long_chain_of_bases_is_no_bug(tiny_spec):
+    """Thousands of chained cases resolve (no recursion), and a long cycle is exit 2."""
+    chain = "cases:\n  c0: {budget.epochs: 3}\n" + "".join(
+        f"  c{i}: {{base: c{i - 1}}}\n" for i in range(1, 3000))
+    spec = load_spec(_with_cases(tiny_spec, chain), data=["c2999"])
+    (_, last), = spec.case_specs()
+    assert last.budget.epochs == 3
+    cycle = "cases:\n" + "".join(f"  c{i}: {{base: c{(i + 1) % 3000}}}\n" for i in range(3000))
+    tiny_spec.write_text(tiny_spec.read_text().split("cases:")[0] + cycle)
+    assert "cycle: c0 -> c1" in _err(tiny_spec)
