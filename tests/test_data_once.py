@@ -76,3 +76,31 @@ def test_parent_drops_its_preflight_load_when_cells_run_elsewhere(tmp_path, monk
                 "--backend", "loky") == 0
     assert calls == [0]                      # the preflight's; the cells load in the workers
     assert not worker._DATA_CACHE
+
+
+def test_data_checked_once_per_arrays_and_still_picklable(monkeypatch):
+    """check_grouped passes data it already checked with the same arrays (the loader and the
+    preflight both check; at n = 1e6 each check is a pass over 800 MB), checks again when an
+    array was replaced, and leaves the data picklable."""
+    import pickle
+
+    import numpy as np
+    import pytest
+
+    from drocli.data import checks
+    from drocli.data.base import GroupedData
+    from drocli.errors import DrocliError
+
+    scans = []
+    real = checks._check_split
+    monkeypatch.setattr(checks, "_check_split", lambda *a: (scans.append(a[1]), real(*a)))
+    data = GroupedData("d", np.ones((4, 2)), np.ones(4), np.array([0, 0, 1, 1]))
+    checks.check_grouped(data)
+    checks.check_grouped(data)
+    assert scans == ["train"]
+    assert pickle.loads(pickle.dumps(data)).name == "d"
+    bad = np.ones((4, 2))
+    bad[1, 1] = np.nan
+    data.X_train = bad
+    with pytest.raises(DrocliError, match="NaN"):
+        checks.check_grouped(data)

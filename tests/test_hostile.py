@@ -828,8 +828,8 @@ def test_report_pages_never_overwrite_each_other(done_run, tmp_path, capsys):
         assert call("report", ".", "--out", rep) == 0
     finally:
         os.chdir(tmp_path)
-    assert sorted(p.name for p in rep.iterdir()) == ["index.html", "index.md", "res",
-                                                     "res.html", "res.md"]
+    assert sorted(p.name for p in rep.iterdir()) == [".drocli-report.json", "index.html",
+                                                     "index.md", "res", "res.html", "res.md"]
 
 
 def test_report_escapes_a_folder_name(done_run, tmp_path):

@@ -60,12 +60,26 @@ def _arrays(data: GroupedData) -> tuple:
     return (data.X_train, data.y_train, data.X_test, data.y_test)
 
 
+_CHECKED: dict = {}      # id(data) -> weak references to it and to the arrays it passed with
+_CHECKED_SIZE = 8
+
+
 def _seen(data: GroupedData) -> bool:
-    """Whether these very feature and label arrays passed the check (weak references: a
-    replaced array is checked again, and no checked array is kept alive)."""
-    refs = getattr(data, "_checked", None)
-    return refs is not None and all((r() if r is not None else None) is a
-                                    for r, a in zip(refs, _arrays(data), strict=True))
+    """Whether these very data, with these very feature and label arrays, passed the check
+    (weak references, kept here rather than on the data, which may be pickled: a replaced
+    array is checked again, and nothing checked is kept alive)."""
+    refs = _CHECKED.get(id(data))
+    return refs is not None and refs[0]() is data and all(
+        (r() if r is not None else None) is a for r, a in zip(refs[1], _arrays(data),
+                                                             strict=True))
+
+
+def _remember(data: GroupedData) -> None:
+    _CHECKED.pop(id(data), None)
+    while len(_CHECKED) >= _CHECKED_SIZE:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    _CHECKED[id(data)] = (weakref.ref(data), tuple(weakref.ref(a) if a is not None else None
+                                                   for a in _arrays(data)))
 
 
 def check_grouped(data) -> None:
@@ -91,4 +105,4 @@ def check_grouped(data) -> None:
             raise DrocliError(f"X_test has {data.X_test.shape[1]} features, X_train "
                               f"{data.X_train.shape[1]}", **_where(data, "X_test"),
                               fix="use the same features in both splits")
-    data._checked = tuple(weakref.ref(a) if a is not None else None for a in _arrays(data))
+    _remember(data)
