@@ -24,8 +24,7 @@ import finite_sum_throughput as b  # noqa: E402
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from drocli.ops.rows import dot_row  # noqa: E402
-from drocli.solvers.finite_sum.l_svrg import dot_row2  # noqa: E402
+from drocli.ops.rows import dot_row, dot_row2  # noqa: E402
 
 # (draw, weight, stored, dot4, fused, again): the minimal loop, then drocli's differences one
 # at a time. The next rows walk from the minimal loop to drocli's arithmetic at n = 100 (where

@@ -480,23 +480,24 @@ def expand_case_bases(raw: dict, file: str) -> None:
     def merged(name):
         """Walk up the bases (a loop, not recursion: a spec may chain thousands of cases),
         then merge from the root down."""
-        chain = [name]
+        chain, on_chain = [name], {name}
         while name not in done and isinstance(cases[name], dict) \
                 and cases[name].get(CASE_BASE) is not None:
             base = cases[name][CASE_BASE]
             where = f"cases.{name}.{CASE_BASE}"
-            others = [str(c) for c in cases if c != name]
             if not isinstance(base, str) or base not in cases or base == name:
+                others = [str(c) for c in cases if c != name]
                 raise DrocliError(f"case {name!r} starts from {base!r}, which is not another "
                                   "case of this spec", file=file, key=where,
                                   fix=did_you_mean(str(base), others) if others
                                   else "remove `base:`")
-            if base in chain:
+            if base in on_chain:
                 shown = chain[:6] + ["..."] if len(chain) > 6 else chain
                 raise DrocliError("cases start from each other in a cycle: "
                                   + " -> ".join(map(str, [*shown, base])), file=file,
                                   key=where, fix="let one of them start from no case")
             chain.append(base)
+            on_chain.add(base)
             name = base
         out = done.get(name)
         if out is None:

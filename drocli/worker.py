@@ -109,8 +109,8 @@ def warm_up(cell: Cell) -> float:
     compiling its kernels (numba: seconds in a fresh worker) stays off the cell's clock.
     Seconds spent (0 when already warm). The cell's numbers do not depend on it: the real
     run builds its own problem and random stream. The warm-up evaluates no metric (its rows
-    are discarded; evaluation is off the solver clock anyway). A warm-up that fails is ignored: the
-    cell itself then fails or succeeds on its own."""
+    are discarded; evaluation is off the solver clock anyway). A warm-up that fails is
+    ignored: the cell itself then fails or succeeds on its own."""
     key = (cell.solver, cell.problem_name, cell.data_name)
     if key in _WARM:
         return 0.0

@@ -52,6 +52,31 @@ def dot_row(X, r, w):
     return (s0 + s1) + (s2 + s3)
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def dot_row2(X, r, u, v):
+    """(dot_row(X, r, u), dot_row(X, r, v)) in one pass over the row, same bits."""
+    d = u.shape[0]
+    a0 = a1 = a2 = a3 = 0.0
+    b0 = b1 = b2 = b3 = 0.0
+    j = 0
+    while j + 4 <= d:
+        x0, x1, x2, x3 = X[r, j], X[r, j + 1], X[r, j + 2], X[r, j + 3]
+        a0 += x0 * u[j]
+        a1 += x1 * u[j + 1]
+        a2 += x2 * u[j + 2]
+        a3 += x3 * u[j + 3]
+        b0 += x0 * v[j]
+        b1 += x1 * v[j + 1]
+        b2 += x2 * v[j + 2]
+        b3 += x3 * v[j + 3]
+        j += 4
+    while j < d:
+        a0 += X[r, j] * u[j]
+        b0 += X[r, j] * v[j]
+        j += 1
+    return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
+
+
 @njit(cache=True)
 def sqnorm(v):
     """sum v^2 (4 accumulators, fixed order)."""

@@ -87,15 +87,21 @@ def vr_step_single(data, x, snap, dr, step):
     The same arithmetic in the same order as `vr_estimate` then x[j] -= step g[j], so the same
     bits, without writing g."""
     A, y, obj, mu = data.A, data.y, data.obj, data.mu
-    w, gw, snap_c = snap.w, snap.gw, snap.c
     i = dr.idx[0]
-    d = x.shape[0]
     n = A.shape[0]
-    s = dot_row(A, i, x)
-    c = dphi(s, y[i], obj) - snap_c[i]
+    c = dphi(dot_row(A, i, x), y[i], obj) - snap.c[i]
     coef = c / (n * dr.pk[0])
+    mw = mu * (0.0 + 1.0 / (n * dr.pk[0])) if mu != 0.0 else 0.0
+    step_along_row(A, i, x, snap.w, snap.gw, coef, mu, mw, step)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def step_along_row(A, i, x, w, gw, coef, mu, mw, step):
+    """x -= step ((gw + mw (x - w)) + coef a_i) in one pass over x, the ridge term only when
+    mu != 0: the step of `vr_step_single`, shared with L-SVRG's uniform chunk so that both
+    keep the estimator's order of operations (and its bits)."""
+    d = x.shape[0]
     if mu != 0.0:
-        mw = mu * (0.0 + 1.0 / (n * dr.pk[0]))
         for j in range(d):
             x[j] -= step * ((gw[j] + mw * (x[j] - w[j])) + coef * A[i, j])
     else:

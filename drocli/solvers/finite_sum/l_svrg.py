@@ -29,7 +29,7 @@ import numpy as np
 from drocli import registry
 from drocli.ops.jit import njit
 from drocli.ops.prefetch import PREFETCH_FROM, prefetch_row
-from drocli.ops.rows import dot_row
+from drocli.ops.rows import dot_row, dot_row2
 from drocli.ops.samplers import (
     UNIFORM,
     sampler_draw,
@@ -53,6 +53,7 @@ from drocli.solvers.finite_sum.estimators import (
     delta_norms,
     mlp_delta_norms,
     mlp_vr_estimate,
+    step_along_row,
     vr_estimate,
     vr_step_single,
 )
@@ -63,31 +64,6 @@ from drocli.solvers.finite_sum.estimators import (
 # n = 1e6, d = 100, 8 % slower at n = 5000, d = 128 (benchmarks/step_overhead.py, scratch A/B).
 RECOMPUTE_MAX_D = 32
 RECOMPUTE_MIN_N = 1 << 17
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def dot_row2(X, r, u, v):
-    """(dot_row(X, r, u), dot_row(X, r, v)) in one pass over the row, same bits."""
-    d = u.shape[0]
-    a0 = a1 = a2 = a3 = 0.0
-    b0 = b1 = b2 = b3 = 0.0
-    j = 0
-    while j + 4 <= d:
-        x0, x1, x2, x3 = X[r, j], X[r, j + 1], X[r, j + 2], X[r, j + 3]
-        a0 += x0 * u[j]
-        a1 += x1 * u[j + 1]
-        a2 += x2 * u[j + 2]
-        a3 += x3 * u[j + 3]
-        b0 += x0 * v[j]
-        b1 += x1 * v[j + 1]
-        b2 += x2 * v[j + 2]
-        b3 += x3 * v[j + 3]
-        j += 4
-    while j < d:
-        a0 += X[r, j] * u[j]
-        b0 += X[r, j] * v[j]
-        j += 1
-    return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
 
 
 @njit(cache=True, _nrt=False)
@@ -134,12 +110,7 @@ def lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, n, dr, counter, ahea
             coef = dphi(dot_row(A, i, x), y[i], obj) - snap_c[i]
         if weight != 1.0:
             coef = coef / weight
-        if mu != 0.0:
-            for j in range(d):
-                x[j] -= step * ((gw[j] + mw * (x[j] - w[j])) + coef * A[i, j])
-        else:
-            for j in range(d):
-                x[j] -= step * (gw[j] + coef * A[i, j])
+        step_along_row(A, i, x, w, gw, coef, mu, mw, step)
     counter[0] += calls
 
 
