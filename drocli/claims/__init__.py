@@ -60,6 +60,10 @@ class Source(Params):
                        "'Sec. 4.2, Fig. 3'")
     quote: str = Field(min_length=10, description="the sentence(s) of the paper the claim "
                        "encodes, verbatim (elisions as ' ... ')")
+    fit: str | None = Field(None, min_length=20, description="why the test says what the "
+                            "quote says: its subject, methods, metric, direction and "
+                            "strength, citing the word rule applied (docs/verdicts.md, "
+                            "'Words without numbers', W0-W9)")
 
 
 class ClaimBase(Params):
