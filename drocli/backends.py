@@ -22,6 +22,7 @@ import logging
 import math
 import os
 import time
+from pathlib import Path
 
 from drocli.errors import DrocliError
 
@@ -81,11 +82,11 @@ def identity() -> dict:
     global _IDENTITY
     if _IDENTITY is None:
         from drocli import __version__
-        from drocli.records import _git
         from drocli.resume import source_digest
+        from drocli.tree import head
 
         _IDENTITY = {"drocli": __version__, "source": source_digest(),
-                     "git_commit": _git("rev-parse", "HEAD")}
+                     "git_commit": head(Path(__file__).resolve().parent)}
     return _IDENTITY
 
 

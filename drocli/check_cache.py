@@ -3,8 +3,9 @@
 Judging a folder is deterministic: the intervals come from t quantiles and exact sign-flip
 tests.
 So `check` keys its whole answer (stdout, stderr, exit code) by everything it reads: the
-bytes of the folder's spec.yaml, manifest.json and records (and artifacts.npz), the same for
-the reference folder, the options, drocli's own source and the versions of the numerical
+bytes of the folder's spec.yaml, manifest.json and records (and artifacts.npz), the size and
+time of its cell files, the repository's tuning specs and records, the same for the reference
+folder, the options, drocli's own source and the versions of the numerical
 packages. A later `check` with the same key prints the stored answer without importing
 pandas, scipy or the plug-ins; any change to a byte it depends on misses and judges afresh.
 
@@ -104,6 +105,15 @@ def _folder(h, folder) -> bool:
         path = folder / name
         digest = file_digest(path, "sha256") if path.is_file() else "-"
         h.update(f"{name}\0{digest}\0".encode())
+    cells = folder / "cells"          # check compares the records with the cell files
+    if cells.is_dir():
+        for p in sorted(cells.iterdir()):
+            st = p.stat()
+            h.update(f"cells/{p.name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    from drocli.tuning_records import files
+
+    for p in files(folder):           # judged seeds that any tuning ran are flagged
+        h.update(f"tuning\0{p}\0{file_digest(p, 'sha256')}\0".encode())
     return True
 
 

@@ -189,6 +189,9 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
             click.echo(f"{c.id}  {done:4}  {c.label:<16} seed={c.seed}  {c.dataset}")
         return
     log = (lambda *a, **k: None) if quiet else (lambda m: click.echo(m, err=True))
+    from drocli.tree import require_clean
+
+    require_clean(out)         # a paper folder is recorded from a clean tree only
     try:
         with _writing(out):
             summary = runner.run(spec, out, n_jobs=n_jobs, backend=backend,
@@ -314,7 +317,9 @@ def _judge(results_dir, reference, rtol, atol, as_json) -> tuple[list, list, int
         mismatches = compare_reference(df, ref_df, rtol=rtol, atol=atol,
                                        rtol_by_label=spec.reference_rtol)
         kernels = kernel_note(results_dir, reference)
-    ok = all(r.status != "fails" for r in results) and not mismatches
+    flags = judged.flags
+    ok = (all(r.status != "fails" for r in results) and not mismatches
+          and not any(f.tampered for f in flags))
     code = 0 if ok else 1
     if as_json:
         return [json.dumps({
@@ -322,6 +327,8 @@ def _judge(results_dir, reference, rtol, atol, as_json) -> tuple[list, list, int
             "cells": {"finished": completeness.finished, "total": completeness.total},
             "claims": [{**r.to_dict(), **({"note": note} if note else {})} for r in results],
             "summary": summary_counts(results),
+            "flags": [{"what": f.what, "line": f.line, "tampered": f.tampered}
+                      for f in flags],
             "reference": None if reference is None else {
                 "path": str(reference), "rtol": rtol, "atol": atol,
                 "rtol_by_label": spec.reference_rtol, "mismatches": mismatches,
@@ -330,6 +337,7 @@ def _judge(results_dir, reference, rtol, atol, as_json) -> tuple[list, list, int
     out, err = [], []
     if not results:
         out.append("no claims in this spec: nothing to judge")
+    out += [f"FLAG     {f.line}" for f in flags]
     out += [format_result(r) + (f" [{note}]" if note else "") for r in results]
     if note:
         err.append(f"drocli: {results_dir}: {note}; re-run `drocli run` to finish the rest")
@@ -341,8 +349,9 @@ def _judge(results_dir, reference, rtol, atol, as_json) -> tuple[list, list, int
             loose = "".join(f", {lab}: {t:g}" for lab, t in spec.reference_rtol.items()
                             if t > rtol)
             out.append(f"MATCHES  reference {reference} (rtol={rtol:g}{loose})")
-    if results:
+    if results or flags:
         out.append(summary_line(results)
+                   + (f"; {len(flags)} flag(s)" if flags else "")
                    + (f"; {len(mismatches)} reference mismatch(es)" if mismatches else "")
                    + (f" [{note}]" if note else ""))
     return out, err, code

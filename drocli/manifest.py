@@ -37,26 +37,34 @@ def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
 
 def assemble(spec, *, started: str, spec_sha1: str, run_key: str | None, n_jobs: int,
              backend: str, records_rows: int, records_file: Path, claims: dict,
-             statuses: dict) -> dict:
-    """The manifest of a run that has just merged its records (finished now)."""
-    return {"experiment": spec.name, "profile": spec.profile, "started": started,
-            "finished": datetime.now(timezone.utc).isoformat(),
-            "spec_sha1": spec_sha1, "run_key": run_key,
-            "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
-            "records_rows": records_rows, "records_sha1": file_digest(records_file),
-            **records.provenance(), "claims": claims, "cells": statuses}
+             statuses: dict, earlier: tuple = ()) -> dict:
+    """The manifest of a run that has just merged its records (finished now); `earlier`:
+    the manifests this one replaces (the folder's, the committed one), whose first-seen
+    times of seeds and claims it keeps (`seen`)."""
+    man = {"experiment": spec.name, "profile": spec.profile, "started": started,
+           "finished": datetime.now(timezone.utc).isoformat(),
+           "spec_sha1": spec_sha1, "run_key": run_key,
+           "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
+           "records_rows": records_rows, "records_sha1": file_digest(records_file),
+           **records.provenance(Path(records_file).parent), "claims": claims,
+           "cells": statuses}
+    man["seen"] = registration.seen(man, *earlier)
+    return man
 
 
-def revised(man: dict, spec, *, spec_sha1: str, run_key: str | None) -> dict:
+def revised(man: dict, spec, *, spec_sha1: str, run_key: str | None,
+            out: Path | None = None) -> dict:
     """A recorded manifest for the same runs under a revised spec (claims, figures, text):
-    the new digest and run key, the claims registered anew, and when and by which drocli
-    the spec was revised."""
-    prov = records.provenance()
-    return {**man, "spec_sha1": spec_sha1, "run_key": run_key,
-            "claims": registration.register(man.get("claims"), spec.claims),
-            "spec_revised": {
-                "at": datetime.now(timezone.utc).isoformat(),
-                **{k: prov.get(k) for k in ("drocli", "git_commit", "git_dirty")}}}
+    the new digest and run key, the claims registered anew (a dropped claim stays, marked
+    removed), and when and by which drocli the spec was revised."""
+    prov = records.provenance(out)
+    new = {**man, "spec_sha1": spec_sha1, "run_key": run_key,
+           "claims": registration.register(man.get("claims"), spec.claims),
+           "spec_revised": {
+               "at": datetime.now(timezone.utc).isoformat(),
+               **{k: prov.get(k) for k in ("drocli", "git_commit", "git_dirty")}}}
+    new["seen"] = registration.seen(new, man)
+    return new
 
 
 def write(out: Path, man: dict) -> None:

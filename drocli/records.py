@@ -13,7 +13,6 @@ import os
 import platform
 import re
 import socket
-import subprocess
 import sys
 import zipfile
 from importlib import metadata
@@ -454,17 +453,11 @@ def read_records(results_dir: Path) -> pd.DataFrame:
 
 # --- provenance ---------------------------------------------------------------------------
 
-def _git(*args) -> str | None:
-    try:
-        here = Path(__file__).resolve().parent
-        res = subprocess.run(["git", *args], cwd=here, capture_output=True, text=True, timeout=5)
-        return res.stdout.strip() if res.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def provenance() -> dict:
-    from drocli import __version__
+def provenance(out: Path | None = None) -> dict:
+    """Versions, BLAS, host, and the git commit and tree state of the checkout the folder
+    `out` lies in (else of drocli's own): untracked files count as dirty, the run's own
+    folder does not."""
+    from drocli import __version__, tree
 
     pkgs = {}
     for name in ("numpy", "scipy", "pandas", "numba", "joblib", "matplotlib", "pydantic"):
@@ -479,9 +472,13 @@ def provenance() -> dict:
                 for i in threadpool_info()]
     except Exception:  # provenance is best effort
         blas = []
-    status = _git("status", "--porcelain", "--untracked-files=no")
-    git = {"git_commit": _git("rev-parse", "HEAD"),
-           "git_dirty": bool(status) if status is not None else None}
+    top = (tree.toplevel(out) if out is not None else None) or \
+        tree.toplevel(Path(__file__).resolve().parent)
+    st = tree.state(top, exclude=out) if top is not None else None
+    git = {"git_commit": st["commit"] if st else None,
+           "git_dirty": st["dirty"] if st else None}
+    if st and st["dirty"]:
+        git["git_changed"] = st["changed"]
     if git["git_commit"] is None:
         git.update(_git_from_environment())
     return {"drocli": __version__, **git,

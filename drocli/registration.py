@@ -54,17 +54,32 @@ def now() -> str:
 
 def register(previous: dict | None, claims, at: str | None = None) -> dict:
     """The manifest's `claims` entry for these claims: an unchanged claim keeps the time it
-    was fixed; a new or changed one is fixed now."""
-    previous = previous or {}
+    was fixed; a new or changed one is fixed now. Each entry also keeps the claim's
+    `profiles` (outside its hash: a claim moved to another profile is flagged, not re-keyed),
+    `first`, when its id was first registered, and `earlier`, the versions it replaced. The ledger only grows: a claim the spec
+    no longer has stays, marked `removed` with the time it was first missed, so `check` can
+    say that it was dropped after its run."""
+    previous = previous if isinstance(previous, dict) else {}
     at = at or now()
     out = {}
     for c in claims:
         h = claim_hash(c)
-        old = previous.get(c.id) if isinstance(previous, dict) else None
-        if isinstance(old, dict) and old.get("sha1") == h and old.get("fixed"):
-            out[c.id] = old
-        else:
-            out[c.id] = {"sha1": h, "fixed": at}
+        profiles = list(c.profiles) if c.profiles is not None else None
+        old = previous.get(c.id)
+        old = old if isinstance(old, dict) else {}
+        same = (old.get("sha1") == h and bool(old.get("fixed")) and not old.get("removed")
+                and ("profiles" not in old or old["profiles"] == profiles))
+        entry = {k: v for k, v in old.items() if k != "removed"} if same else \
+            {"sha1": h, "fixed": at}
+        if not same and old.get("sha1"):          # the versions it replaced, oldest first
+            entry["earlier"] = [*old.get("earlier", []),
+                                {k: old[k] for k in ("sha1", "fixed", "profiles") if k in old}]
+        entry["profiles"] = profiles
+        entry["first"] = earliest(old.get("first"), old.get("fixed"), entry["fixed"])
+        out[c.id] = entry
+    for cid, old in previous.items():
+        if cid not in out and isinstance(old, dict) and old.get("sha1"):
+            out[cid] = {**old, "removed": old.get("removed") or at}
     return out
 
 
@@ -101,7 +116,7 @@ def merge(manifest_claims, pending: dict) -> dict:
     """The registrations a new run starts from: the manifest's, updated by those of a later
     run that was interrupted (its pending file is newer than the manifest it started from)."""
     out = dict(manifest_claims) if isinstance(manifest_claims, dict) else {}
-    out.update(pending)
+    out.update(pending if isinstance(pending, dict) else {})
     return out
 
 
@@ -134,6 +149,70 @@ def cell_times(manifest: dict) -> dict[str, datetime | None]:
     return out
 
 
+def judged_times(manifest: dict) -> dict[str, datetime | None]:
+    """cell_times, each no later than the first time its seed was seen (`seen.seeds`,
+    kept across re-recordings of the folder): re-running a seed never makes it fresh."""
+    seen = seen_seeds(manifest)
+    cells = manifest.get("cells") or {}
+    out = {}
+    for cid, at in cell_times(manifest).items():
+        st = cells.get(cid)
+        first = seen.get(str(st.get("seed"))) if isinstance(st, dict) else None
+        out[cid] = min(at, first) if at is not None and first is not None else at
+    return out
+
+
+def seen_seeds(manifest: dict) -> dict[str, datetime]:
+    """seed (as text) -> the first time a cell of that seed finished in this folder, over
+    every recording of it (`seen.seeds`)."""
+    seeds = (manifest.get("seen") or {}).get("seeds") if isinstance(
+        manifest.get("seen"), dict) else None
+    out = {}
+    for s, t in (seeds or {}).items() if isinstance(seeds, dict) else ():
+        parsed = _time(t)
+        if parsed is not None:
+            out[str(s)] = parsed
+    return out
+
+
+def seen(*manifests: dict) -> dict:
+    """The manifest's `seen` block: for each seed, the first time one of its cells finished,
+    and for each claim id, the first time it was registered, over these manifests (the
+    current one, the one it replaces, the one committed in git): a folder re-recorded from
+    scratch keeps when its seeds and claims were first seen."""
+    from drocli.status import finished
+
+    seeds: dict[str, str] = {}
+    claims: dict[str, str] = {}
+    for man in manifests:
+        if not isinstance(man, dict):
+            continue
+        old = man.get("seen") if isinstance(man.get("seen"), dict) else {}
+        for s, t in (old.get("seeds") or {}).items() if isinstance(old.get("seeds"), dict) \
+                else ():
+            seeds[str(s)] = earliest(seeds.get(str(s)), t) or seeds.get(str(s))
+        for cid, t in (old.get("claims") or {}).items() \
+                if isinstance(old.get("claims"), dict) else ():
+            claims[cid] = earliest(claims.get(cid), t) or claims.get(cid)
+        times = cell_times(man)
+        for cid, st in (man.get("cells") or {}).items():
+            if isinstance(st, dict) and times.get(cid) is not None and finished(st):
+                s = str(st.get("seed"))
+                seeds[s] = earliest(seeds.get(s), times[cid])
+        for cid, e in (man.get("claims") or {}).items() if isinstance(man.get("claims"), dict) \
+                else ():
+            if isinstance(e, dict):
+                t = earliest(claims.get(cid), e.get("first"), e.get("fixed"))
+                if t:
+                    claims[cid] = t
+    return {"seeds": dict(sorted(seeds.items(), key=lambda kv: _seed_key(kv[0]))),
+            "claims": dict(sorted(claims.items()))}
+
+
+def _seed_key(s: str):
+    return (0, int(s), "") if s.lstrip("-").isdigit() else (1, 0, s)
+
+
 def assess(manifest: dict, claim, cells_judged: dict[str, object]) -> dict:
     """Registration of one claim judged on `cells_judged` (cell id -> seed):
     {status: preregistered | post_hoc, why, confirmed_seeds (post hoc: the seeds every cell
@@ -145,8 +224,12 @@ def assess(manifest: dict, claim, cells_judged: dict[str, object]) -> dict:
     if entry["sha1"] != claim_hash(claim):
         return {"status": "post_hoc", "why": "changed after it was registered",
                 "confirmed_seeds": []}
+    if "profiles" in entry and entry["profiles"] != (
+            list(claim.profiles) if claim.profiles is not None else None):
+        return {"status": "post_hoc", "why": f"its profiles changed after it was registered "
+                f"(registered {entry['profiles'] or 'every profile'})", "confirmed_seeds": []}
     fixed = _time(entry.get("fixed"))
-    times = cell_times(manifest)
+    times = judged_times(manifest)
     late: dict[object, bool] = {}
     for cid, seed in cells_judged.items():
         t = times.get(cid)

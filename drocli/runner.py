@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from drocli import backends, manifest, ownership, progress, records, registration, registry
+from drocli import backends, manifest, ownership, progress, records, registration, registry, tree
 from drocli.backends import dask_timeout  # noqa: F401 -- kept importable from here
 from drocli.cells import expand
 from drocli.errors import DrocliError
@@ -343,7 +343,8 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     if man is not None:      # same runs, revised claims / figures / text: re-record the spec
         ownership.claim(out, spec.name)
         records.atomic_write_text(out / "spec.yaml", spec_text)
-        manifest.write(out, manifest.revised(man, spec, spec_sha1=spec_sha1, run_key=run_key))
+        manifest.write(out, manifest.revised(man, spec, spec_sha1=spec_sha1, run_key=run_key,
+                                             out=out))
         _clear_pending(out)
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells already in the "
             f"records; spec.yaml updated (claims, figures, text) -> {out}")
@@ -365,8 +366,11 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
             previous = read_manifest(out)
         except DrocliError:
             previous = {}
+        committed = tree.committed_manifest(out) or {}     # re-recorded from scratch
         claims_fixed = registration.register(
-            registration.merge(previous.get("claims"), registration.read_pending(out)),
+            registration.merge(registration.merge(committed.get("claims"),
+                                                  previous.get("claims")),
+                               registration.read_pending(out)),
             spec.claims, at=started)
         # a cell re-run (same id: same settings and seed, so the same numbers) keeps the
         # time it first ran: only a cell never run before can confirm a claim fixed since
@@ -391,7 +395,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     manifest.write(out, manifest.assemble(
         spec, started=started, spec_sha1=spec_sha1, run_key=run_key, n_jobs=n_jobs,
         backend=backend, records_rows=len(df), records_file=rec_path, claims=claims_fixed,
-        statuses=statuses))
+        statuses=statuses, earlier=(previous, committed)))
     _clear_pending(out)
     return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path)
 

@@ -1,6 +1,7 @@
 """The verdicts of a results folder, judged once by one code path for `check`, `check
 --json` and `report`: the saved spec's claims on the records, with the manifest's claim
-registrations and the spec's tuning seeds (drocli.registration)."""
+registrations, the spec's tuning seeds and those any tuning in the repository used
+(drocli.registration, drocli.tuning_records), and the folder's flags (drocli.flags)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,12 @@ class Judged:
     completeness: object  # integrity.Completeness
     manifest: dict
     claims: list          # ClaimResult
+    flags: list           # flags.Flag: edits after the run
 
 
 def judge_folder(results_dir: Path) -> Judged:
     from drocli.claims import evaluate_claims
+    from drocli.flags import folder_flags
     from drocli.integrity import manifest as read_manifest
     from drocli.integrity import read_checked
     from drocli.records import results_file
@@ -32,6 +35,22 @@ def judge_folder(results_dir: Path) -> Judged:
         man = read_manifest(results_dir)
     except DrocliError:
         man = {}
-    tuning = spec.tuning.model_dump(mode="json") if spec.tuning else None
+    tuning = tuning_seeds(spec, results_dir)
     claims = evaluate_claims(df, spec.claims, spec.profile, manifest=man, tuning=tuning)
-    return Judged(spec, df, completeness, man, claims)
+    return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df))
+
+
+def tuning_seeds(spec, results_dir: Path) -> dict | None:
+    """The spec's `tuning:` block, its seeds joined by those any tuning in the repository
+    ran for the same data, problem and solvers."""
+    from drocli.tuning_records import used_seeds
+
+    block = spec.tuning.model_dump(mode="json") if spec.tuning else {}
+    used = used_seeds(spec, results_dir)
+    if not block and not used:
+        return None
+    seeds = [*block.get("seeds", []), *(s for s in used if s not in
+                                         {str(x) for x in block.get("seeds", [])})]
+    sources = [*block.get("source", []), *sorted({p for ps in used.values() for p in ps}
+                                                 - set(block.get("source", [])))]
+    return {**block, "seeds": seeds, "source": sources}

@@ -1,0 +1,135 @@
+"""What `check` flags in a results folder besides its verdicts: edits made after the run.
+
+Each flag is one line naming what was edited. A flag marks the folder as not what its run
+recorded, so `check` exits 1 on the tamper flags (`Flag.tampered`); claims dropped from a
+profile or from the spec after their run are reported and counted, as post-hoc claims are:
+
+- spec.yaml whose digest is not the manifest's `spec_sha1` (edited by hand: a claim can
+  then be changed together with its registered hash, and only this digest tells);
+- a claim the manifest registered that spec.yaml no longer has (removed after its run);
+- a claim skipped on the folder's profile that was registered for it (its `profiles`
+  changed after its run); a claim judged with changed `profiles` is post hoc already
+  (drocli.registration.assess);
+- records whose rows for a cell are not those of the cell's file in cells/ (when the
+  folder still has them: recorded folders keep only the records and their checksum).
+
+Reading needs only the folder's files: nothing here imports a plug-in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+SHOWN = 3
+
+
+@dataclass(frozen=True)
+class Flag:
+    what: str            # spec_digest | claim_removed | claim_profiles | cell_rows
+    line: str
+    tampered: bool       # an edit of the folder's files, not a revision `run` recorded
+
+
+def _spec_digest(results_dir: Path, man: dict) -> list[Flag]:
+    from drocli.manifest import spec_digest
+
+    want = man.get("spec_sha1")
+    path = Path(results_dir) / "spec.yaml"
+    if not want or not path.is_file():
+        return []
+    try:
+        have = spec_digest(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return []
+    if have == want:
+        return []
+    return [Flag("spec_digest", f"spec.yaml is not the spec the run recorded (digest "
+                 f"{have[:10]}, the manifest's {str(want)[:10]}): edited after the run; "
+                 "its claims cannot be trusted to be the registered ones", True)]
+
+
+def _claims(spec, man: dict) -> list[Flag]:
+    registered = man.get("claims") if isinstance(man.get("claims"), dict) else {}
+    have = {}
+    for c in spec.claims:
+        cid = c.get("id") if isinstance(c, dict) else getattr(c, "id", None)
+        have[cid] = c
+    out = []
+    for cid, entry in registered.items():
+        if not isinstance(entry, dict):
+            continue
+        if cid not in have:
+            when = str(entry.get("removed") or "")[:16]
+            out.append(Flag("claim_removed", f"claim {cid!r} was registered "
+                            f"{str(entry.get('fixed', '?'))[:16]} and is not in spec.yaml: "
+                            f"removed after its run{f' ({when})' if when else ''}", False))
+            continue
+        claim = have[cid]
+        profiles = claim.get("profiles") if isinstance(claim, dict) else claim.profiles
+        prof = spec.profile
+        if profiles is None or prof in profiles:
+            continue
+        for version in [*entry.get("earlier", []), entry]:
+            if not isinstance(version, dict) or "profiles" not in version:
+                continue
+            was = version["profiles"]
+            if was is None or prof in was:
+                out.append(Flag("claim_profiles", f"claim {cid!r} was registered for profile "
+                                f"{prof!r} ({str(version.get('fixed', '?'))[:16]}) and is now "
+                                f"skipped there (profiles {was or 'every'} -> "
+                                f"{list(profiles)}): moved after its run", False))
+                break
+    return out
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            fa, fb = float(a), float(b)
+        except (TypeError, ValueError):
+            return False
+        return fa == fb or (math.isnan(fa) and math.isnan(fb))
+    if a is None or b is None:
+        return (a is None or (isinstance(a, float) and math.isnan(a))) and \
+            (b is None or (isinstance(b, float) and math.isnan(b)))
+    return a == b or str(a) == str(b)
+
+
+def _cell_rows(results_dir: Path, man: dict, df) -> list[Flag]:
+    """Cells whose file in cells/ holds other rows than the records (count or values)."""
+    from drocli.records import ROW_FIELDS, read_cell
+    from drocli.status import finished
+
+    cells_dir = Path(results_dir) / "cells"
+    cells = man.get("cells") if isinstance(man.get("cells"), dict) else {}
+    if not cells_dir.is_dir() or not cells or "cell" not in df.columns:
+        return []
+    bad = []
+    groups = {str(k): g for k, g in df.groupby(df["cell"].astype(str), sort=False)}
+    for cid, st in cells.items():
+        if not (isinstance(st, dict) and finished(st)):
+            continue
+        status, rows = read_cell(Path(results_dir), cid)
+        if rows is None:
+            continue                         # no cell file: the manifest and checksum rule
+        g = groups.get(cid)
+        recorded = [] if g is None else g[list(ROW_FIELDS)].values.tolist()
+        if len(recorded) != len(rows) or not all(
+                _same(a, b) for r, q in zip(recorded, rows, strict=True)
+                for a, b in zip(r, q, strict=True)):
+            bad.append(cid)
+    if not bad:
+        return []
+    return [Flag("cell_rows", f"{len(bad)} cell(s) have other rows in the records than in "
+                 f"their cell files (e.g. {', '.join(bad[:SHOWN])}): records edited after the "
+                 "run", True)]
+
+
+def folder_flags(results_dir: Path, spec, man: dict, df) -> list[Flag]:
+    """Every flag of a results folder (empty for a folder as its run left it)."""
+    if not isinstance(man, dict) or not man:
+        return []
+    return [*_spec_digest(results_dir, man), *_claims(spec, man),
+            *_cell_rows(results_dir, man, df)]

@@ -1,0 +1,239 @@
+"""A results folder cannot be edited after its run without `check` saying so (issue 40):
+claims added, removed or changed (profiles and marks included), a spec.yaml that is not
+the registered one, records that disagree with their cell files, judged seeds that any
+tuning in the repository ran, seeds and claims re-recorded from scratch, and paper folders
+recorded from a dirty work tree."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from drocli.manifest import spec_digest
+from tests.conftest import TINY_SPEC, call
+
+
+def _check(out, capsys) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = call("check", out, "--json")
+    doc = json.loads(capsys.readouterr().out)
+    return code, doc
+
+
+def _claims(doc) -> dict:
+    return {c["id"]: c for c in doc["claims"]}
+
+
+def _flags(doc) -> dict:
+    return {f["what"]: f for f in doc["flags"]}
+
+
+@pytest.fixture
+def recorded(tiny_spec, tmp_path, capsys):
+    """A tiny folder with three seeds and two claims, as its run left it."""
+    raw = yaml.safe_load(tiny_spec.read_text())
+    raw["seeds"] = [0, 1, 2]
+    raw["claims"].append({**raw["claims"][0], "id": "second", "text": "second claim"})
+    tiny_spec.write_text(yaml.safe_dump(raw))
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    code, doc = _check(out, capsys)
+    assert doc["flags"] == [] and code in (0, 1)
+    return tiny_spec, raw, out
+
+
+def _revise(spec_path, raw, out):
+    spec_path.write_text(yaml.safe_dump(raw))
+    assert call("run", spec_path, "--out", out, "-q") == 0       # spec revised only
+
+
+def test_a_claim_moved_out_of_the_profile_after_its_run_is_flagged(recorded, capsys):
+    spec_path, raw, out = recorded
+    raw["claims"][1]["profiles"] = ["smoke"]          # the folder is the paper profile
+    _revise(spec_path, raw, out)
+    code, doc = _check(out, capsys)
+    assert _claims(doc)["second"]["status"] == "skipped"
+    flag = _flags(doc)["claim_profiles"]
+    assert "'second'" in flag["line"] and "moved after its run" in flag["line"]
+
+
+def test_a_claim_whose_profiles_or_mark_changed_is_post_hoc(recorded, capsys):
+    spec_path, raw, out = recorded
+    raw["claims"][0]["profiles"] = ["paper", "smoke"]      # still judged here
+    raw["claims"][1]["reproduced"] = False
+    _revise(spec_path, raw, out)
+    got = _claims(_check(out, capsys)[1])
+    assert got["below_start"]["registration"]["status"] == "post_hoc"   # fixed anew
+    assert got["second"]["registration"]["status"] == "post_hoc"
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["claims"]["below_start"]["earlier"][0]["profiles"] is None
+
+
+def test_profiles_edited_by_hand_are_post_hoc(recorded, capsys):
+    """spec.yaml's profiles edited without `run` (the manifest's registration untouched)."""
+    _, _, out = recorded
+    saved = yaml.safe_load((out / "spec.yaml").read_text())
+    saved["claims"][0]["profiles"] = ["paper", "smoke"]
+    (out / "spec.yaml").write_text(yaml.safe_dump(saved, sort_keys=False))
+    reg = _claims(_check(out, capsys)[1])["below_start"]["registration"]
+    assert reg["status"] == "post_hoc" and "profiles changed" in reg["why"]
+
+
+def test_a_claim_removed_after_its_run_is_flagged(recorded, capsys):
+    spec_path, raw, out = recorded
+    del raw["claims"][1]
+    _revise(spec_path, raw, out)
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["claims"]["second"]["removed"]               # the ledger only grows
+    code, doc = _check(out, capsys)
+    assert "removed after its run" in _flags(doc)["claim_removed"]["line"]
+    capsys.readouterr()
+    call("check", out)
+    text = capsys.readouterr().out
+    assert any(line.startswith("FLAG") and "'second'" in line for line in text.splitlines())
+
+
+def test_a_claim_added_after_its_run_is_post_hoc(recorded, capsys):
+    spec_path, raw, out = recorded
+    raw["claims"].append({**raw["claims"][0], "id": "third", "text": "a third claim"})
+    _revise(spec_path, raw, out)
+    got = _claims(_check(out, capsys)[1])
+    assert got["third"]["registration"]["status"] == "post_hoc"
+    assert got["below_start"]["registration"]["status"] == "preregistered"
+
+
+def test_spec_and_hash_edited_together_are_caught(recorded, capsys):
+    """A claim's threshold edited in spec.yaml with its registered hash made to match."""
+    from drocli.claims import validate_claim
+    from drocli.registration import claim_hash
+
+    _, _, out = recorded
+    saved = yaml.safe_load((out / "spec.yaml").read_text())
+    saved["claims"][0]["margin"] = -10.0
+    (out / "spec.yaml").write_text(yaml.safe_dump(saved, sort_keys=False))
+    man = json.loads((out / "manifest.json").read_text())
+    man["claims"]["below_start"]["sha1"] = claim_hash(validate_claim(saved["claims"][0]))
+    (out / "manifest.json").write_text(json.dumps(man))
+    code, doc = _check(out, capsys)
+    assert _claims(doc)["below_start"]["registration"]["status"] == "preregistered"
+    flag = _flags(doc)["spec_digest"]
+    assert flag["tampered"] and "edited after the run" in flag["line"]
+    assert code == 1 and doc["ok"] is False
+    # the same spec written back: nothing to flag
+    man["spec_sha1"] = spec_digest((out / "spec.yaml").read_text())
+    (out / "manifest.json").write_text(json.dumps(man))
+    assert "spec_digest" not in _flags(_check(out, capsys)[1])
+
+
+def test_records_that_disagree_with_their_cell_files_are_caught(recorded, capsys):
+    from drocli.integrity import file_digest
+
+    _, _, out = recorded
+    path = out / "records.csv.gz"
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    header = lines[0].split(",")
+    col = header.index("value")
+    row = lines[-1].split(",")
+    row[col] = repr(float(row[col]) - 0.25)                 # one final value lowered
+    lines[-1] = ",".join(row)
+    with gzip.open(path, "wb") as fh:
+        fh.write(("\n".join(lines) + "\n").encode())
+    man = json.loads((out / "manifest.json").read_text())
+    man["records_sha1"] = file_digest(path)                # checksum forged to match
+    (out / "manifest.json").write_text(json.dumps(man))
+    code, doc = _check(out, capsys)
+    flag = _flags(doc)["cell_rows"]
+    assert flag["tampered"] and "1 cell(s)" in flag["line"] and code == 1
+
+
+def test_judged_seeds_that_a_repository_tuning_ran_are_flagged(tmp_path, capsys):
+    """No `tuning:` block: a tuning spec of the same data, problem and solver in the
+    repository's experiments/tuning/ ran seed 1, which the folder judges."""
+    repo = tmp_path / "repo"
+    (repo / "experiments" / "tuning").mkdir(parents=True)
+    raw = yaml.safe_load(TINY_SPEC)
+    raw["seeds"] = [0, 1, 2]
+    (repo / "experiments" / "tiny.yaml").write_text(yaml.safe_dump(raw))
+    tune = {**raw, "name": "tiny_grid", "seeds": [1], "claims": [], "figures": []}
+    (repo / "experiments" / "tuning" / "tiny_grid.yaml").write_text(yaml.safe_dump(tune))
+    out = repo / "runs" / "tiny"
+    assert call("run", repo / "experiments" / "tiny.yaml", "--out", out, "-q") == 0
+    got = _claims(_check(out, capsys)[1])
+    assert got["below_start"]["tuned_on"] == [1]
+    # another data source's tuning does not concern it
+    tune["data"] = {**tune["data"], "name": "other_source"}
+    (repo / "experiments" / "tuning" / "tiny_grid.yaml").write_text(yaml.safe_dump(tune))
+    assert _claims(_check(out, capsys)[1])["below_start"]["tuned_on"] == []
+
+
+def _git(repo, *args):
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+@pytest.fixture
+def repo(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = tmp_path / "repo"
+    (root / "experiments").mkdir(parents=True)
+    raw = yaml.safe_load(TINY_SPEC)
+    raw["seeds"] = [0, 1, 2]
+    (root / "experiments" / "tiny.yaml").write_text(yaml.safe_dump(raw))
+    (root / ".gitignore").write_text("/results/*/cells/\n/results/*/.lock\n/runs/\n")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "spec")
+    return root, raw
+
+
+def test_a_paper_folder_is_recorded_from_a_clean_tree_only(repo, capsys):
+    root, raw = repo
+    spec = root / "experiments" / "tiny.yaml"
+    (root / "notes.txt").write_text("an untracked file counts")
+    capsys.readouterr()
+    assert call("run", spec, "--out", root / "results" / "tiny", "-q") == 2
+    err = capsys.readouterr().err
+    assert "clean work tree" in err and "notes.txt" in err and "Traceback" not in err
+    assert not (root / "results").exists()                  # nothing written
+    # elsewhere the run goes on and records the tree state
+    assert call("run", spec, "--out", root / "runs" / "tiny", "-q") == 0
+    man = json.loads((root / "runs" / "tiny" / "manifest.json").read_text())
+    assert man["git_dirty"] is True and "notes.txt" in man["git_changed"]
+    (root / "notes.txt").unlink()
+    assert call("run", spec, "--out", root / "results" / "tiny", "-q") == 0
+    man = json.loads((root / "results" / "tiny" / "manifest.json").read_text())
+    assert man["git_dirty"] is False                         # its own folder does not count
+
+
+def test_a_folder_re_recorded_from_scratch_keeps_when_its_seeds_were_first_seen(repo,
+                                                                                 capsys):
+    """The claim is reworded after seeds 0-2 were recorded and committed; the folder is
+    deleted and run again with seeds 3-5 added: the reworded claim is post hoc on 0-2 and
+    confirmed on 3-5 alone (the MERO case of issue 40)."""
+    root, raw = repo
+    spec = root / "experiments" / "tiny.yaml"
+    out = root / "results" / "tiny"
+    assert call("run", spec, "--out", out, "-q") == 0
+    first = json.loads((out / "manifest.json").read_text())["seen"]
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "recorded")
+    raw["claims"][0]["text"] = "ALEG ends below SMD (reworded)"
+    raw["seeds"] = [0, 1, 2, 3, 4, 5]
+    spec.write_text(yaml.safe_dump(raw))
+    _git(root, "commit", "-qam", "reworded, seeds added")
+    shutil.rmtree(out)
+    assert call("run", spec, "--out", out, "-q") == 0
+    man = json.loads((out / "manifest.json").read_text())
+    for s in ("0", "1", "2"):
+        assert man["seen"]["seeds"][s] == first["seeds"][s]
+    assert man["seen"]["claims"]["below_start"] == first["claims"]["below_start"]
+    reg = _claims(_check(out, capsys)[1])["below_start"]["registration"]
+    assert reg["status"] == "confirmed" and reg["confirmed_seeds"] == [3, 4, 5]
