@@ -150,55 +150,52 @@ def cell_times(manifest: dict) -> dict[str, datetime | None]:
 
 
 def judged_times(manifest: dict) -> dict[str, datetime | None]:
-    """cell_times, each no later than the first time its seed was seen (`seen.seeds`,
-    kept across re-recordings of the folder): re-running a seed never makes it fresh."""
-    seen = seen_seeds(manifest)
-    cells = manifest.get("cells") or {}
+    """cell_times, each no later than the first time that cell (its settings and seed) was
+    seen in the folder (`seen.cells`, kept across re-recordings): re-running a cell never
+    makes it fresh."""
+    seen = _seen_times(manifest, "cells")
     out = {}
     for cid, at in cell_times(manifest).items():
-        st = cells.get(cid)
-        first = seen.get(str(st.get("seed"))) if isinstance(st, dict) else None
+        first = seen.get(cid)
         out[cid] = min(at, first) if at is not None and first is not None else at
     return out
 
 
-def seen_seeds(manifest: dict) -> dict[str, datetime]:
-    """seed (as text) -> the first time a cell of that seed finished in this folder, over
-    every recording of it (`seen.seeds`)."""
-    seeds = (manifest.get("seen") or {}).get("seeds") if isinstance(
-        manifest.get("seen"), dict) else None
+def _seen_times(manifest: dict, what: str) -> dict[str, datetime]:
+    block = manifest.get("seen") if isinstance(manifest.get("seen"), dict) else {}
+    times = block.get(what) if isinstance(block.get(what), dict) else {}
     out = {}
-    for s, t in (seeds or {}).items() if isinstance(seeds, dict) else ():
+    for k, t in times.items():
         parsed = _time(t)
         if parsed is not None:
-            out[str(s)] = parsed
+            out[str(k)] = parsed
     return out
 
 
 def seen(*manifests: dict) -> dict:
-    """The manifest's `seen` block: for each seed, the first time one of its cells finished,
-    and for each claim id, the first time it was registered, over these manifests (the
-    current one, the one it replaces, the one committed in git): a folder re-recorded from
-    scratch keeps when its seeds and claims were first seen."""
+    """The manifest's `seen` block: for each cell (its settings and seed) and each seed, the
+    first time it finished, and for each claim id, the first time it was registered, over
+    these manifests (the current one, the one it replaces, the one committed in git): a
+    folder re-recorded from scratch keeps when its cells, seeds and claims were first
+    seen."""
     from drocli.status import finished
 
     seeds: dict[str, str] = {}
+    cells: dict[str, str] = {}
     claims: dict[str, str] = {}
     for man in manifests:
         if not isinstance(man, dict):
             continue
         old = man.get("seen") if isinstance(man.get("seen"), dict) else {}
-        for s, t in (old.get("seeds") or {}).items() if isinstance(old.get("seeds"), dict) \
-                else ():
-            seeds[str(s)] = earliest(seeds.get(str(s)), t) or seeds.get(str(s))
-        for cid, t in (old.get("claims") or {}).items() \
-                if isinstance(old.get("claims"), dict) else ():
-            claims[cid] = earliest(claims.get(cid), t) or claims.get(cid)
+        for into, what in ((seeds, "seeds"), (cells, "cells"), (claims, "claims")):
+            for k, t in old.get(what).items() if isinstance(old.get(what), dict) else ():
+                into[str(k)] = earliest(into.get(str(k)), t) or into.get(str(k))
         times = cell_times(man)
         for cid, st in (man.get("cells") or {}).items():
             if isinstance(st, dict) and times.get(cid) is not None and finished(st):
                 s = str(st.get("seed"))
                 seeds[s] = earliest(seeds.get(s), times[cid])
+                cells[cid] = earliest(cells.get(cid), times[cid])
         for cid, e in (man.get("claims") or {}).items() if isinstance(man.get("claims"), dict) \
                 else ():
             if isinstance(e, dict):
@@ -206,7 +203,7 @@ def seen(*manifests: dict) -> dict:
                 if t:
                     claims[cid] = t
     return {"seeds": dict(sorted(seeds.items(), key=lambda kv: _seed_key(kv[0]))),
-            "claims": dict(sorted(claims.items()))}
+            "cells": dict(sorted(cells.items())), "claims": dict(sorted(claims.items()))}
 
 
 def _seed_key(s: str):
