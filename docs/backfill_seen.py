@@ -1,16 +1,17 @@
-"""One-off: give the results folders recorded before `seen` their first-seen times, and
-their claims' registered `profiles`, from the repository's git history (run once, from the
+"""One-off: give the results folders recorded before `seen` their first-seen times, and their
+claims' registered `profiles`, from the repository's git history (run once, from the
 repository root: `python docs/backfill_seen.py results/*`).
 
-`seen.cells[c]` (and `seen.seeds[s]`) is the earliest time a finished cell c (of seed s) appears in any committed
-version of the folder's manifest.json (or the current one), `seen.claims[id]` the earliest
-time the claim id was registered there (drocli.registration.seen). A folder re-recorded
-from scratch (mero_*, 2026-11-26) thereby keeps the time its seeds 100-109 were first
-run, before a claim was reworded, and `check` judges the reworded claim on the later seeds
-only, while a claim whose content is unchanged keeps the time that content was first
-registered (the earlier manifests' entry with the same hash; the re-recorded run's time is
-kept as `fixed_in_run`). Each registration without `profiles` gets those of the saved spec.yaml, whose digest
-the manifest holds: the profiles as the claim stands in the folder. Folders whose manifest
+`seen.cells[c]` (and `seen.seeds[s]`) is the earliest time a finished cell c (of seed s)
+appears in any committed version of the folder's manifest.json (or the current one),
+`seen.claims[id]` the earliest time the claim id was registered there
+(drocli.registration.seen). A folder re-recorded from scratch (mero_*, 2026-11-26) thereby
+keeps the time its seeds 100-109 were first run, before a claim was reworded, and `check`
+judges the reworded claim on the later seeds only, while a claim whose content is
+unchanged keeps the time that content was first registered (the earlier manifests' entry
+with the same hash; the re-recorded run's time is kept as `fixed_in_run`). Each
+registration without `profiles` gets those of the saved spec.yaml, whose digest the
+manifest holds: the profiles as the claim stands in the folder. Folders whose manifest
 already has `seen` are left alone.
 """
 

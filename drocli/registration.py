@@ -56,9 +56,9 @@ def register(previous: dict | None, claims, at: str | None = None) -> dict:
     """The manifest's `claims` entry for these claims: an unchanged claim keeps the time it
     was fixed; a new or changed one is fixed now. Each entry also keeps the claim's
     `profiles` (outside its hash: a claim moved to another profile is flagged, not re-keyed),
-    `first`, when its id was first registered, and `earlier`, the versions it replaced. The ledger only grows: a claim the spec
-    no longer has stays, marked `removed` with the time it was first missed, so `check` can
-    say that it was dropped after its run."""
+    `first`, when its id was first registered, and `earlier`, the versions it replaced.
+    The ledger only grows: a claim the spec no longer has stays, marked `removed` with the
+    time it was first missed, so `check` can say that it was dropped after its run."""
     previous = previous if isinstance(previous, dict) else {}
     at = at or now()
     out = {}

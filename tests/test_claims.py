@@ -521,3 +521,23 @@ def test_panels_needed_most_cases():
     assert evaluate_claims(two_bad, [{**c, "panels_needed": 2}], "paper")[0].status == "holds"
     with pytest.raises(Exception, match="panels_needed"):
         evaluate_claims(rec, [{**c, "panels_needed": 5}], "paper")
+
+
+def test_panels_that_name_their_metric():
+    """'Fairer in most cases' over settings x metrics: each panel names its metric, and one
+    claim is judged over all of them; an unknown metric in a panel is refused by key path."""
+    m1 = _panel_records({0.0: 0.3, 0.5: 0.3}, seed=1)
+    m2 = _panel_records({0.0: 0.3, 0.5: -0.3}, seed=2).assign(metric="m2")
+    rec = pd.concat([m1, m2], ignore_index=True)
+    rec["cell"] = rec["cell"] + "-" + rec["metric"]
+    panels = [{"nu": nu, "metric": m} for m in ("m", "m2") for nu in (0.0, 0.5)]
+    c = {"id": "f", "text": "A below B in most cases", "kind": "final_below", "metric": "m",
+         "solver": "A", "others": ["B"], "panels": panels, "panels_needed": 3}
+    r = evaluate_claims(rec, [c], "paper")[0]
+    assert r.status == "holds" and "3 hold, 1 refuted" in r.detail
+    assert "B @ nu=0.5, metric=m2" in r.effects
+    assert r.effects["B @ nu=0.5, metric=m2"]["verdict"] == "not_reproduced"
+    assert evaluate_claims(rec, [{**c, "panels_needed": 4}], "paper")[0].status == "fails"
+    bad = {**c, "panels": [*panels[:3], {"nu": 0.5, "metric": "m3"}]}
+    with pytest.raises(DrocliError, match=r"panels\[3\]\.metric"):
+        evaluate_claims(rec, [bad], "paper")

@@ -263,7 +263,8 @@ class _ByMetric:
         self.records, self._parts = records, None
 
     def rows(self, claim: ClaimBase):
-        if claim.metric is None or "metric" not in self.records.columns:
+        if claim.metric is None or "metric" not in self.records.columns or \
+                panels_set_metric(claim):
             return self.records
         if self._parts is None:
             from drocli.aggregate import as_text
@@ -333,7 +334,14 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
                               f"the records: {', '.join(metrics) or '(none)'}",
                               key=f"{where}.metric", fix=did_you_mean(claim.metric, metrics))
     rows = apply_filter(records, claim.filter, where=f"{where}.filter")
-    if claim.metric is not None:
+    if panels_set_metric(claim):           # each panel picks its metric
+        metrics = sorted(map(str, as_text(records["metric"]).dropna().unique()))
+        for i, panel in enumerate(claim.panels):
+            if panel.get("metric") not in metrics:
+                raise DrocliError(f"claim {claim.id!r}: panel {i} names unknown metric "
+                                  f"{panel.get('metric')!r}", key=f"{where}.panels[{i}].metric",
+                                  fix=did_you_mean(str(panel.get("metric")), metrics))
+    elif claim.metric is not None:
         rows = rows[rows["metric"] == claim.metric]
     judged = {}
     if "cell" in rows.columns and "seed" in rows.columns:
@@ -380,6 +388,12 @@ def _judge_rows(rows, claim: ClaimBase, result, reproduced: bool) -> ClaimResult
         verdict = point
     return result(_status(verdict, reproduced), detail, values, effects,
                   _status(point, reproduced))
+
+
+def panels_set_metric(claim) -> bool:
+    """Panels that name a metric each ("fairer in most cases" over settings x metrics): the
+    claim's rows are not cut to its own `metric`, every panel filters its own."""
+    return bool(claim.panels) and all("metric" in p for p in claim.panels)
 
 
 def _panel_name(panel: dict) -> str:
