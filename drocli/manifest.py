@@ -59,7 +59,8 @@ def revised(man: dict, spec, *, spec_sha1: str, run_key: str | None,
     removed), and when and by which drocli the spec was revised."""
     prov = records.provenance(out)
     new = {**man, "spec_sha1": spec_sha1, "run_key": run_key,
-           "claims": registration.register(man.get("claims"), spec.claims),
+           "claims": registration.register(man.get("claims"), spec.claims,
+                                           plan=(spec.plan() or {}).get("registered")),
            "spec_revised": {
                "at": datetime.now(timezone.utc).isoformat(),
                **{k: prov.get(k) for k in ("drocli", "git_commit", "git_dirty")}}}

@@ -35,15 +35,18 @@ import json
 from datetime import datetime, timezone
 
 
-def claim_hash(claim) -> str:
+def claim_hash(claim, plan: dict | None = None) -> str:
     """sha1 of the claim's content (model or dict), without its source, its profiles and
-    the fields at their default."""
+    the fields at their default; with the spec's sequential `plan` (looks and pool), which
+    decides when it is judged, when there is one."""
     if hasattr(claim, "model_dump"):
         data = claim.model_dump(mode="json", exclude_defaults=True)
     else:
         data = dict(claim)
     data.pop("source", None)
     data.pop("profiles", None)
+    if plan:
+        data["sequential"] = plan
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha1(text.encode()).hexdigest()
 
@@ -52,7 +55,8 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-def register(previous: dict | None, claims, at: str | None = None) -> dict:
+def register(previous: dict | None, claims, at: str | None = None,
+             plan: dict | None = None) -> dict:
     """The manifest's `claims` entry for these claims: an unchanged claim keeps the time it
     was fixed; a new or changed one is fixed now. Each entry also keeps the claim's
     `profiles` (outside its hash: a claim moved to another profile is flagged, not re-keyed),
@@ -63,7 +67,7 @@ def register(previous: dict | None, claims, at: str | None = None) -> dict:
     at = at or now()
     out = {}
     for c in claims:
-        h = claim_hash(c)
+        h = claim_hash(c, plan)
         profiles = list(c.profiles) if c.profiles is not None else None
         old = previous.get(c.id)
         old = old if isinstance(old, dict) else {}
@@ -210,7 +214,8 @@ def _seed_key(s: str):
     return (0, int(s), "") if s.lstrip("-").isdigit() else (1, 0, s)
 
 
-def assess(manifest: dict, claim, cells_judged: dict[str, object]) -> dict:
+def assess(manifest: dict, claim, cells_judged: dict[str, object],
+           plan: dict | None = None) -> dict:
     """Registration of one claim judged on `cells_judged` (cell id -> seed):
     {status: preregistered | post_hoc, why, confirmed_seeds (post hoc: the seeds every cell
     of which ran after the claim was fixed)}."""
@@ -218,7 +223,7 @@ def assess(manifest: dict, claim, cells_judged: dict[str, object]) -> dict:
     if not isinstance(entry, dict) or "sha1" not in entry:
         return {"status": "post_hoc", "why": "not registered in the manifest before its run",
                 "confirmed_seeds": []}
-    if entry["sha1"] != claim_hash(claim):
+    if entry["sha1"] != claim_hash(claim, plan):
         return {"status": "post_hoc", "why": "changed after it was registered",
                 "confirmed_seeds": []}
     if "profiles" in entry and entry["profiles"] != (

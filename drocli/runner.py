@@ -371,7 +371,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
             registration.merge(registration.merge(committed.get("claims"),
                                                   previous.get("claims")),
                                registration.read_pending(out)),
-            spec.claims, at=started)
+            spec.claims, at=started, plan=(spec.plan() or {}).get("registered"))
         # a cell re-run (same id: same settings and seed, so the same numbers) keeps the
         # time it first ran: only a cell never run before can confirm a claim fixed since
         first_ran = registration.cell_times(previous)

@@ -244,6 +244,30 @@ class TuningSpec(_Strict):
         return seed_list(v)
 
 
+class SequentialPlan(_Strict):
+    """When claims are judged and where later seeds come from (drocli.claims.sequential):
+    `looks`, the seed counts at which every claim is judged (the first is the spec's own
+    `seeds`), and `pool`, the seeds added in order after them. Registered with the claims:
+    changing it after a run makes them post hoc."""
+
+    looks: list[int] = Field(min_length=1, description="seed counts at which the claims "
+                             "are judged, increasing; the first is len(seeds)")
+    pool: list[Seed] = Field(default_factory=list, description="the seeds added after "
+                             "the spec's seeds, in order (a count, \"first-last\" or a list)")
+
+    @field_validator("pool", mode="before")
+    @classmethod
+    def _pool(cls, v):
+        return seed_list(v) if v not in (None, [], "") else []
+
+    @field_validator("looks")
+    @classmethod
+    def _looks(cls, v):
+        if any(n < 3 for n in v) or any(b <= a for a, b in zip(v, v[1:], strict=False)):
+            raise ValueError(f"looks must increase and start at 3 seeds or more, got {v}")
+        return v
+
+
 class Spec(_Strict):
     name: str = Field(pattern=NAME_PATTERN)   # one safe path component
     title: str = ""
@@ -259,6 +283,7 @@ class Spec(_Strict):
     claims: list[Any] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     tuning: TuningSpec | None = None
+    sequential: SequentialPlan | None = None
     # named settings (e.g. rotation, C=2), each dotted overrides as --set; every case runs,
     # its name is the records column `setting`
     cases: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -280,6 +305,39 @@ class Spec(_Strict):
         for name in v:
             check_text(name, "case name")
         return v
+
+    @model_validator(mode="after")
+    def _plan(self):
+        plan = self.sequential
+        if plan is None:
+            return self
+        if plan.looks[0] != len(self.seeds):
+            raise SpecValueError(f"the first look is {plan.looks[0]} seeds but `seeds` holds "
+                                 f"{len(self.seeds)}", fix="make sequential.looks start at "
+                                 "the number of seeds (a profile with other seeds sets "
+                                 "`sequential: null`)")
+        clash = {repr(x) for x in self.seeds} & {repr(x) for x in plan.pool}
+        if clash:
+            raise SpecValueError(f"the pool repeats seed(s) of `seeds`: "
+                                 f"{', '.join(sorted(clash)[:5])}",
+                                 fix="take the pool from seeds no run has used")
+        if len(self.seeds) + len(plan.pool) < plan.looks[-1]:
+            raise SpecValueError(f"the last look needs {plan.looks[-1]} seeds, `seeds` and "
+                                 f"the pool hold {len(self.seeds) + len(plan.pool)}",
+                                 fix="enlarge sequential.pool")
+        return self
+
+    def plan(self) -> dict | None:
+        """The sequential plan as judging takes it: the looks, the seeds in order, and what
+        is registered with the claims (looks and pool); None without one."""
+        if self.sequential is None:
+            return None
+        return {"looks": list(self.sequential.looks), "order": self.seed_order(),
+                "registered": self.sequential.model_dump(mode="json")}
+
+    def seed_order(self) -> list:
+        """The seeds in the order the looks take them: `seeds`, then the plan's pool."""
+        return [*self.seeds, *(self.sequential.pool if self.sequential else [])]
 
     def labels(self) -> list[str]:
         return [s.display for s in self.solvers]

@@ -36,7 +36,8 @@ def judge_folder(results_dir: Path) -> Judged:
     except DrocliError:
         man = {}
     tuning = tuning_seeds(spec, results_dir)
-    claims = evaluate_claims(df, spec.claims, spec.profile, manifest=man, tuning=tuning)
+    claims = evaluate_claims(df, spec.claims, spec.profile, manifest=man, tuning=tuning,
+                             plan=spec.plan())
     return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df))
 
 

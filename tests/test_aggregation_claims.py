@@ -80,7 +80,8 @@ def test_final_below_per_seed_and_means():
     status = {r.id: r.point_status for r in res}
     assert status == {"ab": "holds", "ac_seed": "fails", "ac_mean": "holds",
                       "ab_margin": "fails", "nr": "not_reproduced", "prof": "skipped"}
-    assert "0.11" in format_result(res[0]) and "HOLDS" in format_result(res[0])
+    line = format_result(res[0])      # 3 seeds: the sign-flip test's smallest p is 1/8
+    assert "0.11" in line and line.startswith("INCONCLUSIVE") and "sign-flip" in line
 
 
 def test_reach_first_level_and_never_reaching():

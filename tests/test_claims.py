@@ -334,14 +334,20 @@ def test_paired_effects_t_interval_and_verdicts():
     assert (e["lo"], e["hi"]) == pytest.approx((2 - half, 2 + half), rel=1e-12)
     assert e["verdict"] == "inconclusive"                          # 2 - 2.48 < 0
     tight = pd.Series([2.0, 3.0, 4.01], index=[0, 1, 2])            # d = [1, 1, 1.01]
-    assert paired_effects({"A": solver, "B": tight}, "A", ["B"])["B"]["verdict"] == "holds"
-    worse = pd.Series([0.0, 1.0, 1.99], index=[0, 1, 2])
-    assert paired_effects({"A": solver, "B": worse}, "A", ["B"])["B"]["verdict"] == \
+    e = paired_effects({"A": solver, "B": tight}, "A", ["B"])["B"]
+    assert e["lo"] > 0 and e["verdict"] == "inconclusive"   # the t-interval alone would hold,
+    assert e["p_signflip"] == 1 / 8                         # but 3 signs give p >= 1/8
+    # six seeds: the same tight differences decide both ways
+    six = pd.Series([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    tight6 = six + 1 + 0.01 * np.arange(6)
+    assert paired_effects({"A": six, "B": tight6}, "A", ["B"])["B"]["verdict"] == "holds"
+    worse = six - 1 + 0.01 * np.arange(6)
+    assert paired_effects({"A": six, "B": worse}, "A", ["B"])["B"]["verdict"] == \
         "not_reproduced"
     # above, with a threshold from the paper: the interval must clear the margin
-    up = paired_effects({"A": tight, "B": solver}, "A", ["B"], direction="above", margin=0.5)
+    up = paired_effects({"A": tight6, "B": six}, "A", ["B"], direction="above", margin=0.5)
     assert up["B"]["verdict"] == "holds"
-    up = paired_effects({"A": tight, "B": solver}, "A", ["B"], direction="above", margin=1.5)
+    up = paired_effects({"A": tight6, "B": six}, "A", ["B"], direction="above", margin=1.5)
     assert up["B"]["verdict"] == "not_reproduced"
     nan = pd.Series([2.0, float("nan"), 4.01], index=[0, 1, 2])
     e = paired_effects({"A": solver, "B": nan}, "A", ["B"])["B"]

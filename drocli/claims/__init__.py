@@ -201,6 +201,8 @@ class ClaimResult:
     registration: dict = field(default_factory=dict)
     tuned_on: list = field(default_factory=list)   # judged seeds that tuning used
     judged: dict = field(default_factory=dict, repr=False)   # cell id -> seed judged on
+    # sequential plan: the look that decided (or the last reached), of how many, its seeds
+    look: dict = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -233,7 +235,8 @@ MULTIPLICITY = ("holds only if it holds against every other (intersection-union,
 
 
 def evaluate_claims(records, claims: list, profile: str, manifest: dict | None = None,
-                    tuning: dict | None = None) -> list[ClaimResult]:
+                    tuning: dict | None = None, plan: dict | None = None
+                    ) -> list[ClaimResult]:
     """Evaluate every claim (model or dict) on the records for the given profile.
 
     A metric absent from the records is a spec error (DrocliError); labels absent from the
@@ -250,8 +253,51 @@ def evaluate_claims(records, claims: list, profile: str, manifest: dict | None =
                           key="claims")
     split = _ByMetric(records)
     if manifest is None:
-        return [evaluate_claim(split.rows(c), c, profile) for c in specs]
-    return [_registered(split.rows(c), c, profile, manifest, tuning) for c in specs]
+        return [evaluate_at_looks(split.rows(c), c, profile, plan) for c in specs]
+    return [_registered(split.rows(c), c, profile, manifest, tuning, plan) for c in specs]
+
+
+def evaluate_at_looks(records, claim: ClaimBase, profile: str, plan: dict | None
+                      ) -> ClaimResult:
+    """evaluate_claim, at the looks of a sequential plan ({looks, order}: the seed counts
+    and the seeds in the order they are added) reached by the records: the first look
+    that decides gives the verdict (drocli.claims.sequential); without a plan, one look on
+    every seed."""
+    if not plan or (claim.profiles is not None and profile not in claim.profiles):
+        return evaluate_claim(records, claim, profile)
+    from drocli.claims.sequential import at_look
+
+    looks, order = list(plan["looks"]), list(plan["order"])
+    have = {str(s) for s in records["seed"].unique()} if "seed" in records.columns else set()
+    last = None
+    for j, n in enumerate(looks):
+        want = {str(s) for s in order[:n]}
+        if not want <= have:
+            break
+        sub = records[records["seed"].astype(str).isin(want)]
+        with at_look(looks, j):
+            res = evaluate_claim(sub, claim, profile)
+        res.look = {"look": j + 1, "of": len(looks), "seeds": n, "looks": looks}
+        last = res
+        if res.status != "inconclusive":
+            break
+    if last is None:
+        reproduced = claim.reproduced if isinstance(claim.reproduced, bool) \
+            else profile in claim.reproduced
+        last = ClaimResult(claim.id, claim.text, claim.kind, "inconclusive",
+                           f"the plan's first look ({looks[0]} seeds: "
+                           f"{', '.join(map(str, order[:looks[0]][:6]))}...) is not reached "
+                           "in the records", reproduced, source=claim.source)
+        last.look = {"look": 0, "of": len(looks), "seeds": 0, "looks": looks}
+        return last
+    j = last.look["look"]
+    where = (f"decided at look {j} of {len(looks)} ({last.look['seeds']} seeds)"
+             if last.status not in ("inconclusive", "skipped") else
+             f"undecided at look {j} of {len(looks)} ({last.look['seeds']} seeds)"
+             + (": the last look" if j == len(looks) else f"; next look at {looks[j]} seeds"))
+    if last.status != "skipped":
+        last.detail = f"{last.detail} [{where}]"
+    return last
 
 
 class _ByMetric:
@@ -286,15 +332,15 @@ def _compact(rows):
 
 
 def _registered(records, claim: ClaimBase, profile: str, manifest: dict,
-                tuning: dict | None) -> ClaimResult:
+                tuning: dict | None, plan: dict | None = None) -> ClaimResult:
     """evaluate_claim with the claim's registration and tuning overlap; a post-hoc claim is
     re-judged on its confirmed seeds when it has any."""
     from drocli.registration import assess, tuning_overlap
 
-    res = evaluate_claim(records, claim, profile)
+    res = evaluate_at_looks(records, claim, profile, plan)
     if res.status == "skipped" or not res.judged:
         return res
-    reg = assess(manifest, claim, res.judged)
+    reg = assess(manifest, claim, res.judged, plan=(plan or {}).get("registered"))
     seeds = sorted(set(res.judged.values()), key=str)
     res.tuned_on = tuning_overlap(tuning, seeds)
     reg["seeds"] = seeds

@@ -133,7 +133,14 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
              k: int = 1) -> dict:
     """The paired-t effect of differences `d` (finite) against `threshold`: mean, the
     two-sided interval at `confidence` (lo, hi), the upper end at the Bonferroni level
-    1 - (1 - confidence) / k used to refute (hi_refute), and the verdict."""
+    1 - (1 - confidence) / k used to refute (hi_refute), and the verdict. At a look of a
+    sequential plan (`drocli.claims.sequential.at_look`) each side's level is the one the
+    plan spends there. A verdict also needs the exact sign-flip test of the same mean to
+    reject at its side's level (`signflip_p`): when the differences fall on a few values
+    (two basins, 0/1 outcomes, a level reached or never) the standard error can be about 0
+    and the t-interval alone would decide on noise."""
+    from drocli.claims.sequential import levels
+
     d = np.asarray(d, dtype=float)
     n = d.size
     e = {"method": "paired-t", "n": int(n), "threshold": float(threshold),
@@ -144,20 +151,72 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
     if n < 2:
         e["why"] = f"{n} finite pair(s): an interval needs at least 2"
         return e
+    hold, refute = levels((1.0 - confidence) / 2), levels((1.0 - confidence) / (2 * k))
     sd = float(d.std(ddof=1))
     se = sd / math.sqrt(n)
-    half = critical_value(n, 0.5 + confidence / 2) * se
+    half = critical_value(n, 1.0 - hold.nominal) * se
     e["lo"], e["hi"] = e["mean"] - half, e["mean"] + half
-    refute = 1.0 - (1.0 - confidence) / k
-    e["hi_refute"] = e["mean"] + critical_value(n, 0.5 + refute / 2) * se
+    e["hi_refute"] = e["mean"] + critical_value(n, 1.0 - refute.nominal) * se
+    if hold.look is not None:
+        e["look"] = hold.look
     if n < MIN_SEEDS:
         e["why"] = f"{n} seeds: a verdict needs at least {MIN_SEEDS}"
         return e
     e["verdict"] = verdict_of(e["lo"] > threshold, e["hi_refute"] < threshold)
-    if e["verdict"] == "inconclusive":
+    if e["verdict"] != "inconclusive":
+        up, down = signflip_p(d - threshold)
+        e["p_signflip"] = up if e["verdict"] == "holds" else down
+        guard = hold.guard if e["verdict"] == "holds" else refute.guard
+        if e["p_signflip"] > guard:
+            e["why"] = (f"the exact sign-flip test of the same mean gives p = "
+                        f"{e['p_signflip']:.3g} > {guard:.3g}: the differences take too few "
+                        "distinct values for the t-interval to decide")
+            e["verdict"] = "inconclusive"
+    if e["verdict"] == "inconclusive" and hold.look is None:
         need = seeds_to_decide(e["mean"], sd, threshold, confidence, k)
         e["seeds_to_decide"] = need if math.isfinite(need) else None   # None: no number would
     return e
+
+
+EXACT_SIGNFLIP = 16     # all 2^n sign patterns up to here; an integer lattice beyond
+LATTICE = 2000          # steps of the largest |x| on that lattice
+
+
+def signflip_p(x: np.ndarray) -> tuple[float, float]:
+    """Exact one-sided p-values (up, down) of sum(x) among the 2^n sums sum(s_i |x_i|) with
+    signs s_i = +-1: valid for any law of x symmetric about 0, however lumpy. Up to
+    EXACT_SIGNFLIP values by enumeration; beyond, |x| is rounded to a lattice of LATTICE
+    steps and the observed sum moved by the largest rounding error (n / 2 steps) against
+    the verdict, so the p-values are upper bounds (conservative), computed by convolution
+    in O(n^2 LATTICE)."""
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    n = x.size
+    if n == 0:
+        return 1.0, 1.0
+    obs = float(x.sum())
+    mags = np.abs(x)
+    if n <= EXACT_SIGNFLIP:
+        sums = swap_signs(n) @ mags
+        tol = 1e-12 * max(1.0, float(mags.sum()))
+        return float(np.mean(sums >= obs - tol)), float(np.mean(sums <= obs + tol))
+    top = float(mags.max())
+    if top == 0.0:
+        return 1.0, 1.0
+    h = top / LATTICE
+    r = np.rint(mags / h).astype(np.int64)
+    total = int(r.sum())
+    dist = np.zeros(2 * total + 1)
+    dist[total] = 1.0
+    for ri in r:                           # the law of sum(s_i r_i), one sign at a time
+        if ri:
+            dist = 0.5 * (np.roll(dist, int(ri)) + np.roll(dist, -int(ri)))
+    t = obs / h
+    slack = n / 2.0
+    grid = np.arange(-total, total + 1)
+    up = float(dist[grid >= t - slack].sum())
+    down = float(dist[grid <= t + slack].sum())
+    return min(1.0, up), min(1.0, down)
 
 
 POWER = 0.8
@@ -169,7 +228,8 @@ def seeds_to_decide(mean: float, sd: float, threshold: float, confidence: float 
     estimated mean difference and seed spread were the truth: the smallest n >= MIN_SEEDS
     with n >= ((c_n + z_power) sd / |mean - threshold|)^2, c_n the interval's multiplier
     at n seeds on the side the estimate lies (HOLDS at `confidence`, a refutation at its
-    Bonferroni level over k; the normal quantile where the precomputed table has no value).
+    Bonferroni level over k; the normal quantile where the precomputed table has no value),
+    and at least log2(2 / tail) seeds, for the exact sign-flip test a verdict also needs.
     inf when the estimate sits on the threshold, as when every seed gives the same
     difference. It says how small an inconclusive effect is against the seed noise; it is
     not a rule to add seeds until a verdict comes (that would inflate both error rates)."""
@@ -189,7 +249,11 @@ def seeds_to_decide(mean: float, sd: float, threshold: float, confidence: float 
         return n >= ((c + z_power) * sd / gap) ** 2
 
     normal = math.ceil(((z_level + z_power) * sd / gap) ** 2)
-    n = max(MIN_SEEDS, normal)
+    tail = 1.0 - q
+    # the exact sign-flip test every verdict also needs: a seed beyond its floor
+    # 2^-n <= tail, where its p-values are fine enough not to cost the t-test its power
+    floor = math.ceil(math.log2(2.0 / tail))
+    n = max(MIN_SEEDS, normal, floor)
     while not enough(n):        # the table's multipliers exceed z at few seeds
         n += 1
     return float(n)
@@ -205,6 +269,15 @@ def signed_difference(a, b, direction: str = "below", factor: float = 1.0):
     """d > 0 in the claimed direction: factor*b - a (below) or a - factor*b (above)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     return factor * b - a if direction == "below" else a - factor * b
+
+
+def diverged_guard(e: dict, a, b, solver: str, other: str) -> dict:
+    """`_diverged_guard` on two per-seed Series, paired on the seeds both ran: a kind that
+    judges only the finite values (the seed spread, the gaps of a trend) still may not
+    HOLD where the solver diverged, nor be refuted where the other did."""
+    common = [s for s in a.index if s in set(b.index)]
+    return _diverged_guard(e, a.loc[common].to_numpy(dtype=float),
+                           b.loc[common].to_numpy(dtype=float), solver, other)
 
 
 def _diverged_guard(e: dict, a: np.ndarray, b: np.ndarray, solver: str, other: str) -> dict:
@@ -261,8 +334,15 @@ def log_spread_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def spread_effect(a: np.ndarray, b: np.ndarray, *, confidence: float = CONFIDENCE,
                   k: int = 1) -> dict:
-    """Exact sign-flip test of log(std other / std solver) > 0 on paired values a (solver)
-    and b (other): each sign pattern swaps the two labels on the seeds it flips."""
+    """Sign-flip test of log(std other / std solver) > 0 on paired values a (solver) and b
+    (other): each sign pattern swaps the two labels' deviations from their own means on the
+    seeds it flips. Swapping the raw values would also swap the difference of the means
+    into both spreads, which under equal spreads and distant means gave 16-18 % false
+    verdicts each way (issue 39); the deviations are exchangeable under equal spreads
+    whatever the means. At a look of a sequential plan each side's level is the one the
+    plan spends there (`drocli.claims.sequential`)."""
+    from drocli.claims.sequential import levels
+
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     n = a.size
     e = {"method": "sign-flip", "n": int(n), "threshold": 0.0, "confidence": confidence,
@@ -273,19 +353,23 @@ def spread_effect(a: np.ndarray, b: np.ndarray, *, confidence: float = CONFIDENC
         return e
     obs = float(log_spread_ratio(a, b))
     e["mean"] = obs
+    ca, cb = a - a.mean(), b - b.mean()
     signs = swap_signs(n)
     swap = signs < 0
-    aa = np.where(swap, b, a)
-    bb = np.where(swap, a, b)
+    aa = np.where(swap, cb, ca)
+    bb = np.where(swap, ca, cb)
     t = log_spread_ratio(aa, bb)
     tol = 1e-12 * max(1.0, abs(obs)) if math.isfinite(obs) else 0.0
     with np.errstate(invalid="ignore"):
         e["p_holds"] = float(np.mean(t >= obs - tol))
         e["p_refutes"] = float(np.mean(t <= obs + tol))
     alpha = 1.0 - confidence
-    e["verdict"] = verdict_of(e["p_holds"] <= alpha / 2, e["p_refutes"] <= alpha / (2 * k))
+    hold, refute = levels(alpha / 2), levels(alpha / (2 * k))
+    if hold.look is not None:
+        e["look"] = hold.look
+    e["verdict"] = verdict_of(e["p_holds"] <= hold.guard, e["p_refutes"] <= refute.guard)
     smallest = 2.0 ** -n
-    if smallest > alpha / 2:
+    if smallest > hold.guard:
         e["why"] = (f"{n} seeds: the smallest p-value of a sign-flip test is 2^-{n} = "
                     f"{smallest:.3g}, so a verdict at {confidence:.0%} needs "
                     f"{math.ceil(math.log2(2 / alpha))} seeds")

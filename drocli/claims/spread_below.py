@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+import numpy as np
+
 from drocli import registry
 from drocli.claims import ClaimBase
 from drocli.claims.judge import _final_stats, _relation, effects_text
@@ -33,9 +35,10 @@ def spread_below(claim: SpreadBelow, data):
     """Sample std over seeds of each label's final value: solver below every other. Judged
     on log(std_other / std_solver) over the seeds both labels ran, by the exact sign-flip
     test of `drocli.claims.inference` (a verdict at 95 % needs 6 paired seeds)."""
-    from drocli.claims.inference import family, spread_effect
+    from drocli.claims.inference import diverged_guard, family, spread_effect
 
-    stats = {k: v.dropna() for k, v in _final_stats(data, claim).items()}
+    raw = _final_stats(data, claim)
+    stats = {k: v[np.isfinite(v.to_numpy(dtype=float))] for k, v in raw.items()}
     sd = {k: float(v.std(ddof=1)) if len(v) > 1 else math.nan for k, v in stats.items()}
     effects = {}
     k = family(claim, len(claim.others))
@@ -43,7 +46,8 @@ def spread_below(claim: SpreadBelow, data):
         common = [s for s in stats[claim.solver].index if s in set(stats[o].index)]
         a = stats[claim.solver].loc[common].to_numpy(dtype=float)
         b = stats[o].loc[common].to_numpy(dtype=float)
-        effects[o] = spread_effect(a, b, confidence=claim.confidence, k=k)
+        effects[o] = diverged_guard(spread_effect(a, b, confidence=claim.confidence, k=k),
+                                    raw[claim.solver], raw[o], claim.solver, o)
     n = max((e["n"] for e in effects.values()), default=0)
     ok = {o: sd[claim.solver] < sd[o] for o in claim.others}
     line = _relation(claim.solver, sd[claim.solver], {o: sd[o] for o in claim.others}, ok, "<")

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from drocli import registry
 from drocli.claims import ClaimBase, Scalar
-from drocli.claims.inference import family, paired_t, signed_difference
+from drocli.claims.inference import diverged_guard, family, paired_t, signed_difference
 from drocli.claims.judge import SkipClaim, _final_stats, effects_text, fmt_values
 
 
@@ -101,6 +101,8 @@ def trend(claim: Trend, data):
             ok = np.isfinite(d)
             e = paired_t(d[ok], threshold=claim.margin, confidence=claim.confidence, k=k)
             e["unpaired"] = int((~ok).sum())
+            for v in (a, b):                  # a divergence in either panel guards both sides
+                e = diverged_guard(e, per[v][claim.solver], per[v][o], claim.solver, o)
             effects[f"{o}: gap({b}) - gap({a})"] = e
             mean = float(np.mean(d[ok])) if ok.any() else math.nan
             holds &= bool(mean > claim.margin)
