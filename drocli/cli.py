@@ -136,8 +136,11 @@ def cli():
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @click.option("--skip-memory-check", is_flag=True,
               help="Run even when the estimated memory exceeds what is available.")
+@click.option("--until-decided", is_flag=True, help="Run the looks of the spec's "
+              "sequential plan, adding the pool's seeds for the undecided claims' solvers "
+              "after each look, until every claim is decided or the last look is reached.")
 def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, profile, sets,
-        backend, scheduler, force, dry_run, quiet, skip_memory_check):
+        backend, scheduler, force, dry_run, quiet, skip_memory_check, until_decided):
     """Run the experiment described by SPEC and write tidy CSV.
 
     Writes OUT/records.csv.gz (one row per cell, checkpoint and metric), OUT/spec.yaml
@@ -157,7 +160,7 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
         key = run_key(spec_file, profile, typed)
     except (OSError, DrocliError):   # unreadable spec: the full path says why, with the fix
         key = None
-    if key and out is not None and not (force or dry_run):    # the same run again: decided
+    if key and out is not None and not (force or dry_run or until_decided):   # decided
         done = nothing_to_do(out, key)       # from the manifest, no spec or plug-in loaded
         if done is not None:
             if not quiet:
@@ -192,11 +195,22 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
     from drocli.tree import require_clean
 
     require_clean(out)         # a paper folder is recorded from a clean tree only
+    kw = dict(n_jobs=n_jobs, backend=backend, scheduler=scheduler, force=force,
+              quiet=quiet, log=log, run_key=key)
     try:
         with _writing(out):
-            summary = runner.run(spec, out, n_jobs=n_jobs, backend=backend,
-                                 scheduler=scheduler, force=force, quiet=quiet, log=log,
-                                 run_key=key)
+            if until_decided:
+                from drocli.until_decided import run_until_decided
+
+                summary = run_until_decided(spec, out, **kw)
+            else:       # a folder some looks into keeps them and runs the first look only
+                from drocli.until_decided import reached
+
+                n = reached(spec, out) if spec.sequential else 0
+                first = {str(s) for s in spec.seeds}
+                summary = runner.run(spec, out, **kw, seeds=spec.seed_order()[:n] if n
+                                     else None, only=(lambda c: str(c.seed) in first) if n
+                                     else None)
     except DrocliError as e:
         if e.file:
             raise
@@ -282,16 +296,19 @@ def plot(results_dir, out, fmt):
               "mismatches) as one JSON document on stdout, for machines.")
 @click.option("--no-cache", is_flag=True, help="Judge afresh even when the same folder, "
               "options and drocli were checked before (answers are kept in $DROCLI_CACHE).")
-def check(results_dir, reference, rtol, atol, as_json, no_cache):
+@click.option("--plan", "show_plan", is_flag=True, help="Also say, for each undecided claim, "
+              "how many seeds it is expected to need at its estimated effect and spread, "
+              "beside the spec's sequential plan.")
+def check(results_dir, reference, rtol, atol, as_json, no_cache, show_plan):
     """Check the paper's claims (and a reference run) on RESULTS_DIR; exit 1 if any fails."""
     from drocli import check_cache
 
     options = {"rtol": rtol, "atol": atol, "json": as_json,      # the answer prints the paths
-               "dir": str(results_dir), "reference": str(reference)}
+               "dir": str(results_dir), "reference": str(reference), "plan": show_plan}
     key = None if no_cache else check_cache.key(results_dir, reference, options)
     answer = check_cache.load(key)
     if answer is None:
-        out, err, code = _judge(results_dir, reference, rtol, atol, as_json)
+        out, err, code = _judge(results_dir, reference, rtol, atol, as_json, show_plan)
         answer = {"out": "".join(f"{line}\n" for line in out),
                   "err": "".join(f"{line}\n" for line in err), "code": code}
         check_cache.store(key, answer["out"], answer["err"], code)
@@ -300,7 +317,37 @@ def check(results_dir, reference, rtol, atol, as_json, no_cache):
     sys.exit(answer["code"])
 
 
-def _judge(results_dir, reference, rtol, atol, as_json) -> tuple[list, list, int]:
+def plan_lines(spec, results) -> list[str]:
+    """`check --plan`: for each undecided claim, its look and the seeds it is expected to
+    need (80 % power at its estimated effect and spread, drocli.claims.judge)."""
+    import math
+
+    from drocli.claims.judge import seeds_to_decide
+
+    plan = spec.plan()
+    looks = plan["looks"] if plan else None
+    out = []
+    for r in results:
+        if r.status != "inconclusive":
+            continue
+        need = seeds_to_decide(r.effects) if r.effects else math.nan
+        est = ("no number of seeds would decide it (its estimate sits on its threshold)"
+               if need == math.inf else "not estimated" if math.isnan(need)
+               else f"about {int(need)} seeds would decide it at its estimated effect")
+        if looks and r.look:
+            j, n = r.look.get("look", 0), r.look.get("seeds", 0)
+            where = (f"look {j} of {len(looks)} ({n} seeds); "
+                     + ("the last look" if j >= len(looks) else
+                        f"next look at {looks[j]} seeds, last at {looks[-1]}"))
+        else:
+            where = (f"{len(set(r.judged.values())) or '?'} seeds judged; no sequential plan "
+                     "(adding seeds after this look is a second look: see docs/verdicts.md)")
+        out.append(f"PLAN     {r.id}: {where}; {est}")
+    return out
+
+
+def _judge(results_dir, reference, rtol, atol, as_json, show_plan=False
+           ) -> tuple[list, list, int]:
     """check's stdout lines, stderr lines and exit code."""
     from drocli.claims import format_result, summary_counts, summary_line
     from drocli.integrity import read_checked
@@ -349,6 +396,8 @@ def _judge(results_dir, reference, rtol, atol, as_json) -> tuple[list, list, int
             loose = "".join(f", {lab}: {t:g}" for lab, t in spec.reference_rtol.items()
                             if t > rtol)
             out.append(f"MATCHES  reference {reference} (rtol={rtol:g}{loose})")
+    if show_plan:
+        out += plan_lines(spec, results)
     if results or flags:
         out.append(summary_line(results)
                    + (f"; {len(flags)} flag(s)" if flags else "")

@@ -304,10 +304,14 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
 
 def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
         scheduler: str | None = None, force: bool = False, quiet: bool = False,
-        log=print, run_key: str | None = None) -> RunSummary:
+        log=print, run_key: str | None = None, seeds: list | None = None,
+        only=None) -> RunSummary:
     """Run every unfinished cell of `spec` into `out`, then merge records.csv.gz. Workers
     return each cell's rows, status and artifacts; this process writes them (atomically,
-    cell by cell, so an interrupted run resumes). backend `auto`: `resolve_backend`."""
+    cell by cell, so an interrupted run resumes). backend `auto`: `resolve_backend`. A look
+    of a sequential plan (`drocli.until_decided`) takes the cells of `seeds` (the plan's
+    first n) and runs those `only(cell)` accepts (the solvers its undecided claims need);
+    the others are merged as they are. spec.yaml stays the spec."""
     out = Path(out)
     backend = resolve_backend(backend)
     if n_jobs == 0 or n_jobs < -1:              # before the folder exists (joblib fails late)
@@ -315,7 +319,8 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
                           fix="give -j 1 or more, or -j -1 for every core")
     if backend == "dask":
         backends.check_settings(scheduler)
-    cells = expand(spec)
+    cells = expand(spec if seeds is None else
+                   spec.model_copy(update={"seeds": list(seeds), "sequential": None}))
     if not cells:
         raise DrocliError("the spec expands to no cells", key="seeds",
                           fix="give at least one seed, solver and grid value")
@@ -327,7 +332,8 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     known = {} if force else {c.id: records.read_cell(out, c.id) for c in cells}
     if not force:            # a recorded folder (no cell files) keeps the cells it holds
         known.update(_adopt_recorded(out, cells, known))
-    pending = by_data([c for c in cells if force or not records.finished(known[c.id][0])])
+    pending = by_data([c for c in cells if (force or not records.finished(known[c.id][0]))
+                       and (only is None or only(c))])
     spec_text = dump_spec(spec)
     spec_sha1 = manifest.spec_digest(spec_text)
     # recorded folders keep no cell files: their records are checked against the manifest;

@@ -221,7 +221,8 @@ class ClaimResult:
                 "effects": self.effects, "point_status": self.point_status,
                 "statistical": overall(self.effects) if self.effects else None,
                 "registration": self.registration, "tuned_on": self.tuned_on,
-                "multiplicity": MULTIPLICITY if len(self.effects) > 1 else None}
+                "multiplicity": MULTIPLICITY if len(self.effects) > 1 else None,
+                **({"look": self.look} if self.look else {})}
 
 
 def _json_num(v):

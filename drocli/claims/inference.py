@@ -172,7 +172,7 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
                         f"{e['p_signflip']:.3g} > {guard:.3g}: the differences take too few "
                         "distinct values for the t-interval to decide")
             e["verdict"] = "inconclusive"
-    if e["verdict"] == "inconclusive" and hold.look is None:
+    if e["verdict"] == "inconclusive":
         need = seeds_to_decide(e["mean"], sd, threshold, confidence, k)
         e["seeds_to_decide"] = need if math.isfinite(need) else None   # None: no number would
     return e

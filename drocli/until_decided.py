@@ -1,0 +1,111 @@
+"""`drocli run SPEC --until-decided`: the looks of the spec's sequential plan, one after the
+other, until every claim is decided or the last look is reached.
+
+The first look runs the spec's own seeds. After each look the folder is judged as `check`
+judges it (the plan's levels at each look reached, drocli.claims.sequential); if claims are
+still undecided, the next look adds the pool's next seeds, for the labels (solvers) those
+claims compare only: a federated folder does not re-run what is already decided. Each look
+is an ordinary run, so an interrupted look resumes; spec.yaml stays the committed spec.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from drocli.errors import DrocliError
+
+
+def _seeds_present(out: Path) -> set[str]:
+    """The seeds of the cells the folder holds (its manifest's, its cell files')."""
+    from drocli.integrity import manifest as read_manifest
+
+    try:
+        man = read_manifest(out)
+    except DrocliError:
+        man = {}
+    seeds = {str(st.get("seed")) for st in (man.get("cells") or {}).values()
+             if isinstance(st, dict)}
+    cells = Path(out) / "cells"
+    if cells.is_dir():
+        import json
+
+        for p in cells.glob("*.json"):
+            try:
+                seeds.add(str(json.loads(p.read_text()).get("seed")))
+            except (OSError, ValueError, AttributeError):
+                continue
+    return seeds
+
+
+def reached(spec, out: Path) -> int:
+    """The number of seeds of the last look the folder has begun (0: none)."""
+    plan = spec.plan()
+    if plan is None:
+        return 0
+    have = _seeds_present(out)
+    n = 0
+    for look in plan["looks"]:
+        if any(str(s) in have for s in plan["order"][n:look]):
+            n = look
+        else:
+            break
+    return n
+
+
+def needed_labels(spec, claims) -> set[str]:
+    """The labels the undecided claims compare (solver and others)."""
+    by_id = {c.id: c for c in spec.claims}
+    out: set[str] = set()
+    for r in claims:
+        c = by_id.get(r.id)
+        if c is not None:
+            out |= set(c.labels)
+    return out
+
+
+def undecided(claims, looks: list[int]) -> list:
+    """Claims still inconclusive before the plan's last look."""
+    return [r for r in claims if r.status == "inconclusive" and r.look
+            and r.look.get("seeds", 0) < looks[-1]]
+
+
+def run_until_decided(spec, out: Path, *, log, **run_kw):
+    """Run the plan's looks into `out`; the last look's RunSummary."""
+    from drocli import runner
+    from drocli.verdicts import judge_folder
+
+    plan = spec.plan()
+    if plan is None:
+        raise DrocliError("the spec has no sequential plan", key="sequential",
+                          fix="add `sequential: {looks: [10, 20, 40], pool: \"1000-1039\"}` "
+                              "(its first look is the number of `seeds`), or run without "
+                              "--until-decided")
+    looks, order = plan["looks"], plan["order"]
+    n = max(reached(spec, out), looks[0])
+    labels = None
+    retried = False
+    while True:
+        log(f"drocli: {spec.name}: look {looks.index(n) + 1} of {len(looks)}, {n} seeds"
+            + (f", for {len(labels)} label(s) of undecided claims" if labels else ""))
+        summary = runner.run(spec, out, seeds=order[:n], log=log, **run_kw,
+                             only=None if labels is None else
+                             (lambda c, labels=labels: c.label in labels))
+        if summary.failed:
+            return summary
+        judged = judge_folder(out)
+        open_ = undecided(judged.claims, looks)
+        later = [r for r in open_ if r.look.get("seeds", 0) >= n]   # judged at this look
+        if not open_:
+            log(f"drocli: {spec.name}: every claim decided or at the last look "
+                f"({n} seeds)")
+            return summary
+        if n == looks[-1]:
+            return summary
+        if not later:          # undecided claims whose look was not reached: finish it once
+            if retried:
+                return summary
+            labels, retried = needed_labels(spec, open_), True
+            continue
+        n, retried = looks[looks.index(n) + 1], False
+        labels = needed_labels(spec, open_)
+        log(f"drocli: {spec.name}: {len(open_)} claim(s) undecided: next look {n} seeds")

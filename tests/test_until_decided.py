@@ -1,0 +1,91 @@
+"""`run --until-decided` runs the looks of a spec's sequential plan: the spec's seeds, then
+the pool's, for the solvers of the claims still undecided only, until every claim is
+decided or the last look is reached; `check` says which look decided each claim."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from drocli.records import read_records
+from tests.conftest import call
+
+
+def _spec(tiny_spec):
+    raw = yaml.safe_load(tiny_spec.read_text())
+    raw["solvers"].append({"name": "mpvr", "label": "MPVR"})
+    raw["seeds"] = "0-7"
+    raw["sequential"] = {"looks": [8, 16], "pool": "100-107"}
+    raw["claims"] = [
+        {**raw["claims"][0], "id": "easy", "text": "ALEG within 100 of MPVR",
+         "others": ["MPVR"], "margin": -100.0},
+        {**raw["claims"][0], "id": "close", "text": "ALEG below SMD", "others": ["SMD"]}]
+    raw["profiles"] = {"smoke": {"seeds": 3, "sequential": None}}
+    tiny_spec.write_text(yaml.safe_dump(raw))
+    return tiny_spec
+
+
+def test_looks_run_until_decided(tiny_spec, tmp_path, capsys):
+    spec = _spec(tiny_spec)
+    out = tmp_path / "res"
+    capsys.readouterr()
+    assert call("run", spec, "--out", out, "--until-decided", "-q") == 0
+    df = read_records(out)
+    seeds = {lab: set(df.loc[df["label"] == lab, "seed"]) for lab in ("ALEG", "SMD", "MPVR")}
+    capsys.readouterr()
+    assert call("check", out, "--json") in (0, 1)
+    claims = {c["id"]: c for c in json.loads(capsys.readouterr().out)["claims"]}
+    assert claims["easy"]["status"] == "holds" and claims["easy"]["look"]["look"] == 1
+    assert seeds["MPVR"] == set(range(8))              # decided at look 1: never extended
+    if claims["close"]["look"]["look"] == 2:           # undecided at look 1: its labels ran on
+        assert seeds["ALEG"] == seeds["SMD"] == {*range(8), *range(100, 108)}
+    else:
+        assert claims["close"]["status"] != "inconclusive"
+        assert seeds["SMD"] == set(range(8))
+    saved = yaml.safe_load((out / "spec.yaml").read_text())
+    assert saved["seeds"] == list(range(8))            # the spec stays the committed one
+    rows = len(df)
+    assert call("run", spec, "--out", out, "-q") == 0  # a plain run keeps every look's cells
+    assert len(read_records(out)) == rows
+    capsys.readouterr()
+    call("check", out)
+    assert "decided at look 1 of 2 (8 seeds)" in capsys.readouterr().out
+
+
+def test_a_plan_must_fit_its_seeds(tiny_spec, tmp_path, capsys):
+    raw = yaml.safe_load(_spec(tiny_spec).read_text())
+    raw["sequential"]["looks"] = [5, 16]
+    tiny_spec.write_text(yaml.safe_dump(raw))
+    capsys.readouterr()
+    assert call("run", tiny_spec, "--out", tmp_path / "x", "-q") == 2
+    err = capsys.readouterr().err
+    assert "first look" in err and "sequential" in err
+    raw["sequential"] = {"looks": [8, 16], "pool": "3-10"}
+    tiny_spec.write_text(yaml.safe_dump(raw))
+    assert call("run", tiny_spec, "--out", tmp_path / "x", "-q") == 2
+    assert "repeats seed" in capsys.readouterr().err
+    raw.pop("sequential")
+    tiny_spec.write_text(yaml.safe_dump(raw))
+    assert call("run", tiny_spec, "--out", tmp_path / "x", "--until-decided", "-q") == 2
+    assert "no sequential plan" in capsys.readouterr().err
+    assert not (tmp_path / "x" / "records.csv.gz").exists()
+
+
+def test_check_plan_names_the_next_look(tiny_spec, tmp_path, capsys):
+    """`check --plan`: each undecided claim with its look, the next one and the seeds it is
+    expected to need. A first look of 3 seeds decides nothing (the exact sign-flip test's
+    smallest p-value is 1/8), so every claim is listed."""
+    raw = yaml.safe_load(_spec(tiny_spec).read_text())
+    raw["seeds"] = "0-2"
+    raw["sequential"] = {"looks": [3, 16], "pool": "100-112"}
+    tiny_spec.write_text(yaml.safe_dump(raw))
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0       # the first look only
+    capsys.readouterr()
+    call("check", out, "--plan")
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("PLAN")]
+    assert len(lines) == 2
+    for line in lines:
+        assert "look 1 of 2 (3 seeds); next look at 16 seeds, last at 16" in line
+        assert "seeds would decide it" in line or "no number of seeds" in line
