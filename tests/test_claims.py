@@ -547,3 +547,20 @@ def test_panels_that_name_their_metric():
     bad = {**c, "panels": [*panels[:3], {"nu": 0.5, "metric": "m3"}]}
     with pytest.raises(DrocliError, match=r"panels\[3\]\.metric"):
         evaluate_claims(rec, [bad], "paper")
+
+
+def test_smoother_factor_is_its_size():
+    """`smoother` with `factor`: the solver's variation must lie below factor x the other's;
+    a solver steadier by 10 % holds at factor 0.95 and is refuted at 0.5 (10 seeds)."""
+    rng = np.random.default_rng(3)
+    x = np.linspace(0, 100, 41)
+    curves = {}
+    for label, amp in (("A", 0.09), ("B", 0.1)):
+        curves[label] = {s: (x, 1 + amp * np.sin(x) * (1 + 0.01 * rng.standard_normal()))
+                         for s in range(10)}
+    rec = records(curves)
+    base = {"id": "s", "text": "A steadier", "kind": "smoother", "metric": "m",
+            "solver": "A", "others": ["B"], "per_seed": True}
+    assert evaluate_claims(rec, [{**base, "factor": 0.95}], "paper")[0].status == "holds"
+    assert evaluate_claims(rec, [{**base, "factor": 0.5}], "paper")[0].status == "fails"
+    assert "lower than 0.5 x B" in validate_claim({**base, "factor": 0.5}).test_text()
