@@ -9,7 +9,8 @@ profile or from the spec after their run are reported and counted, as post-hoc c
 - a claim the manifest registered that spec.yaml no longer has (removed after its run);
 - a claim skipped on the folder's profile that was registered for it (its `profiles`
   changed after its run); a claim judged with changed `profiles` is post hoc already
-  (drocli.registration.assess);
+  (drocli.registration.assess); a removal or move made before every cell the folder now
+  holds ran (a confirm run on fresh seeds keeps its pilot's ledger) is history, not flagged;
 - records whose rows for a cell are not those of the cell's file in cells/ (when the
   folder still has them: recorded folders keep only the records and their checksum).
 
@@ -50,8 +51,27 @@ def _spec_digest(results_dir: Path, man: dict) -> list[Flag]:
                  "its claims cannot be trusted to be the registered ones", True)]
 
 
+def _first_cell(man: dict):
+    """When the earliest cell the folder holds first ran (None: unknown)."""
+    from drocli.registration import cell_times
+
+    times = [t for t in cell_times(man).values() if t is not None]
+    return min(times) if times else None
+
+
+def _before(stamp, first) -> bool:
+    """The registration time `stamp` lies before every cell of the folder ran: the change
+    was made before this folder's runs (a confirm run on fresh seeds inherits the ledger of
+    its pilot), not after them."""
+    from drocli.registration import _time
+
+    t = _time(stamp) if stamp else None
+    return t is not None and first is not None and t <= first
+
+
 def _claims(spec, man: dict) -> list[Flag]:
     registered = man.get("claims") if isinstance(man.get("claims"), dict) else {}
+    first = _first_cell(man)
     have = {}
     for c in spec.claims:
         cid = c.get("id") if isinstance(c, dict) else getattr(c, "id", None)
@@ -61,6 +81,8 @@ def _claims(spec, man: dict) -> list[Flag]:
         if not isinstance(entry, dict):
             continue
         if cid not in have:
+            if _before(entry.get("removed"), first):
+                continue
             when = str(entry.get("removed") or "")[:16]
             out.append(Flag("claim_removed", f"claim {cid!r} was registered "
                             f"{str(entry.get('fixed', '?'))[:16]} and is not in spec.yaml: "
@@ -69,7 +91,7 @@ def _claims(spec, man: dict) -> list[Flag]:
         claim = have[cid]
         profiles = claim.get("profiles") if isinstance(claim, dict) else claim.profiles
         prof = spec.profile
-        if profiles is None or prof in profiles:
+        if profiles is None or prof in profiles or _before(entry.get("fixed"), first):
             continue
         for version in [*entry.get("earlier", []), entry]:
             if not isinstance(version, dict) or "profiles" not in version:

@@ -90,7 +90,7 @@ def test_readme_claim_kind_judges_records(mypkg):
 
     rows = []
     for label, level in (("fast", 1.0), ("slow", 2.0)):
-        for seed in range(5):
+        for seed in range(6):            # a verdict needs 6 seeds (exact sign-flip)
             for step, x in enumerate((0, 10, 20)):
                 rows.append({"cell": f"{label}{seed}", "label": label, "seed": seed,
                              "step": step, "oracle_calls": x,

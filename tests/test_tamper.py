@@ -237,3 +237,17 @@ def test_a_folder_re_recorded_from_scratch_keeps_when_its_seeds_were_first_seen(
     assert man["seen"]["claims"]["below_start"] == first["claims"]["below_start"]
     reg = _claims(_check(out, capsys)[1])["below_start"]["registration"]
     assert reg["status"] == "confirmed" and reg["confirmed_seeds"] == [3, 4, 5]
+
+
+def test_a_claim_removed_before_a_fresh_run_is_history(recorded, capsys):
+    """A confirm run on fresh seeds inherits its pilot's ledger: a claim removed before any
+    of its cells ran is kept as removed but not flagged."""
+    spec_path, raw, out = recorded
+    del raw["claims"][1]
+    raw["seeds"] = [10, 11, 12]               # every cell fresh
+    spec_path.write_text(yaml.safe_dump(raw))
+    assert call("run", spec_path, "--out", out, "-q") == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["claims"]["second"]["removed"]
+    code, doc = _check(out, capsys)
+    assert "claim_removed" not in _flags(doc)
