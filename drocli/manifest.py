@@ -37,16 +37,17 @@ def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
 
 def assemble(spec, *, started: str, spec_sha1: str, run_key: str | None, n_jobs: int,
              backend: str, records_rows: int, records_file: Path, claims: dict,
-             statuses: dict, earlier: tuple = ()) -> dict:
+             statuses: dict, earlier: tuple = (), provenance: dict | None = None) -> dict:
     """The manifest of a run that has just merged its records (finished now); `earlier`:
     the manifests this one replaces (the folder's, the committed one), whose first-seen
-    times of seeds and claims it keeps (`seen`)."""
+    times of seeds and claims it keeps (`seen`); `provenance` as taken when the run started
+    (the commit and tree state its code was loaded from), else now."""
     man = {"experiment": spec.name, "profile": spec.profile, "started": started,
            "finished": datetime.now(timezone.utc).isoformat(),
            "spec_sha1": spec_sha1, "run_key": run_key,
            "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
            "records_rows": records_rows, "records_sha1": file_digest(records_file),
-           **records.provenance(Path(records_file).parent), "claims": claims,
+           **(provenance or records.provenance(Path(records_file).parent)), "claims": claims,
            "cells": statuses}
     man["seen"] = registration.seen(man, *earlier)
     return man

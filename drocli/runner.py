@@ -368,6 +368,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
         if remote and pending:       # file-backed data live on the workers: check them there
             client.call(preflight, pending)
         started = datetime.now(timezone.utc).isoformat()
+        prov = records.provenance(out)      # the tree the run starts from, not where it ends
         try:                    # the claims as fixed before this run's cells
             previous = read_manifest(out)
         except DrocliError:
@@ -401,7 +402,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     manifest.write(out, manifest.assemble(
         spec, started=started, spec_sha1=spec_sha1, run_key=run_key, n_jobs=n_jobs,
         backend=backend, records_rows=len(df), records_file=rec_path, claims=claims_fixed,
-        statuses=statuses, earlier=(previous, committed)))
+        statuses=statuses, earlier=(previous, committed), provenance=prov))
     _clear_pending(out)
     return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path)
 
