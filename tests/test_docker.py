@@ -132,9 +132,9 @@ def test_dockerignore_keeps_local_state_out_and_the_job_in():
 def test_commit_recorded_from_the_build_without_git(monkeypatch):
     """No .git in the image: the commit given at build time is recorded, saying so; the
     dirty flag is unknown unless given; anything but 40 hex digits is not recorded."""
-    from drocli import records
+    from drocli import records, tree
 
-    monkeypatch.setattr(records, "_git", lambda *a: None)
+    monkeypatch.setattr(tree, "_git", lambda *a, **k: None)
     monkeypatch.delenv("DROCLI_GIT_COMMIT", raising=False)
     p = records.provenance()
     assert p["git_commit"] is None and p["git_dirty"] is None and "git_from" not in p
