@@ -637,6 +637,9 @@ def _main(argv) -> None:
         cli.main(args=argv, prog_name="drocli", standalone_mode=False)
     except click.exceptions.Abort as e:
         _stopped(e)
+    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as e:   # bare `drocli [data]`
+        click.echo(e.ctx.get_help(), err=True)        # the help as click lays it out
+        sys.exit(2)
     except click.UsageError as e:   # click's own four lines (usage, hint, blank, error)
         click.echo(f"drocli: error: {usage_line(e)}", err=True)
         sys.exit(2)

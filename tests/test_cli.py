@@ -484,3 +484,12 @@ def test_dask_batches_cells_and_stamps_each(tiny_spec, tmp_path, monkeypatch):
     va = pd.read_csv(a / "records.csv.gz").sort_values(key).reset_index(drop=True)
     vc = pd.read_csv(c / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert va["value"].tolist() == vc["value"].tolist()
+
+
+def test_a_bare_command_prints_its_help_laid_out(capsys):
+    """`drocli` and `drocli data` alone print their help on several lines (exit 2), not the
+    usage squashed into one error line (issue 43)."""
+    for args in ([], ["data"]):
+        assert call(*args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") > 5 and "Commands:" in err and not err.startswith("drocli: error")
