@@ -169,12 +169,13 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
             return
     from drocli import runner
     from drocli.cells import expand
-    from drocli.overrides import positional
+    from drocli.overrides import comma_hint, positional
     from drocli.spec import load_spec, parse_set
 
-    spec = load_spec(spec_file, profile=profile,
-                     overrides=parse_set(sets) + positional(overrides, multirun),
-                     solvers=only_solvers, data=only_data)
+    with comma_hint(overrides, multirun):
+        spec = load_spec(spec_file, profile=profile,
+                         overrides=parse_set(sets) + positional(overrides, multirun),
+                         solvers=only_solvers, data=only_data)
     out = out or _default_out(spec)
     if not skip_memory_check:
         from drocli.resources import check as check_memory
@@ -451,12 +452,13 @@ def list_(what, name):
               help="Override a spec value by dotted path (YAML value); repeatable.")
 def show(spec_file, overrides, multirun, only_solvers, only_data, profile, sets):
     """Print the resolved spec (profile, overrides and defaults applied) without running it."""
-    from drocli.overrides import positional
+    from drocli.overrides import comma_hint, positional
     from drocli.spec import dump_spec, load_spec, parse_set
 
-    spec = load_spec(spec_file, profile=profile,
-                     overrides=parse_set(sets) + positional(overrides, multirun),
-                     solvers=only_solvers, data=only_data)
+    with comma_hint(overrides, multirun):
+        spec = load_spec(spec_file, profile=profile,
+                         overrides=parse_set(sets) + positional(overrides, multirun),
+                         solvers=only_solvers, data=only_data)
     click.echo(dump_spec(spec), nl=False)
 
 

@@ -7,6 +7,7 @@ run only some of a spec's entries."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -136,6 +137,23 @@ def positional(overrides, multirun: bool) -> list[tuple[str, Any]]:
         else:
             out += parse_set([item], where="SPEC [KEY=VALUE]...")
     return out
+
+
+@contextlib.contextmanager
+def comma_hint(overrides, multirun: bool):
+    """A value refused at load that is a KEY=a,b override without -m: say that -m sweeps
+    it (a comma list is read as one text value otherwise)."""
+    commas = [] if multirun else [item.split("=", 1) for item in overrides or ()
+                                  if "=" in item and len(split_top(item.split("=", 1)[1])) > 1]
+    try:
+        yield
+    except DrocliError as e:
+        hit = next(((k, v) for k, v in commas if v in e.detail), None)
+        if hit is None:
+            raise
+        raise DrocliError(e.detail, file=e.file, key=e.key,
+                          fix=f"to run each of the values, add -m: `-m {hit[0]}={hit[1]}`"
+                          ) from None
 
 
 def _names_dropped(key: str, dropped: set[str]) -> bool:

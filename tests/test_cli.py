@@ -493,3 +493,10 @@ def test_a_bare_command_prints_its_help_laid_out(capsys):
         assert call(*args) == 2
         err = capsys.readouterr().err
         assert err.count("\n") > 5 and "Commands:" in err and not err.startswith("drocli: error")
+
+
+def test_a_comma_value_without_m_hints_at_m(tiny_spec, capsys):
+    """KEY=a,b without -m is one text value; when the spec refuses it, the fix names -m."""
+    assert call("show", tiny_spec, "budget.epochs=1,2") == 2
+    err = capsys.readouterr().err
+    assert "-m budget.epochs=1,2" in err and err.count("\n") == 1
