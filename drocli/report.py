@@ -640,6 +640,8 @@ def index(pages: list[Page], ext: str) -> str:
 
     t = totals(pages)
     words = ", ".join(f"{t[k]} {w}" for k, w in SUMMARY_ORDER if t.get(k) and k != "skipped")
+    if t.get("skipped"):                 # the intro's counts add up to its claims
+        words += f", {t['skipped']} skipped (not judged on that profile)"
     share = (f"{t['inconclusive_share']}/{t['judged']} "
              f"({t['inconclusive_share'] / t['judged']:.0%})" if t["judged"] else "-")
     intro = " ".join(s for s in (
