@@ -334,6 +334,10 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
         known.update(_adopt_recorded(out, cells, known))
     pending = by_data([c for c in cells if (force or not records.finished(known[c.id][0]))
                        and (only is None or only(c))])
+    if only is not None:     # a look's cells the plan does not need are not the folder's
+        cells = [c for c in cells if only(c) or (c.id in known
+                                                 and records.finished(known[c.id][0]))]
+        ids = [c.id for c in cells]
     spec_text = dump_spec(spec)
     spec_sha1 = manifest.spec_digest(spec_text)
     # recorded folders keep no cell files: their records are checked against the manifest;

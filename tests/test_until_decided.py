@@ -50,7 +50,9 @@ def test_looks_run_until_decided(tiny_spec, tmp_path, capsys):
     assert len(read_records(out)) == rows
     capsys.readouterr()
     call("check", out)
-    assert "decided at look 1 of 2 (8 seeds)" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "decided at look 1 of 2 (8 seeds)" in text
+    assert "incomplete" not in text       # cells a look did not need are not the folder's
 
 
 def test_a_plan_must_fit_its_seeds(tiny_spec, tmp_path, capsys):
