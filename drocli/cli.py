@@ -352,7 +352,7 @@ def _judge(results_dir, reference, rtol, atol, as_json, show_plan=False
     """check's stdout lines, stderr lines and exit code."""
     from drocli.claims import format_result, summary_counts, summary_line
     from drocli.integrity import read_checked
-    from drocli.reference import compare_reference, kernel_note
+    from drocli.reference import compare_reference, kernel_note, later_seeds
     from drocli.verdicts import judge_folder
 
     judged = judge_folder(results_dir)
@@ -380,6 +380,7 @@ def _judge(results_dir, reference, rtol, atol, as_json, show_plan=False
             "reference": None if reference is None else {
                 "path": str(reference), "rtol": rtol, "atol": atol,
                 "rtol_by_label": spec.reference_rtol, "mismatches": mismatches,
+                "later_seeds": later_seeds(df, ref_df),
                 "kernels": kernels},
             "ok": ok}, indent=1)], [], code
     out, err = [], []
@@ -393,6 +394,11 @@ def _judge(results_dir, reference, rtol, atol, as_json, show_plan=False
         out += [f"MISMATCH {line}" for line in mismatches]
         if mismatches and kernels:
             out.append(f"NOTE     {kernels}")
+        later = later_seeds(df, ref_df)
+        if later:
+            out.append(f"NOTE     the reference also holds {len(later)} seed(s) this run did "
+                       f"not run ({', '.join(later[:4])}{' ...' if len(later) > 4 else ''}: "
+                       "its later looks); compared on this run's seeds")
         if not mismatches:
             loose = "".join(f", {lab}: {t:g}" for lab, t in spec.reference_rtol.items()
                             if t > rtol)

@@ -564,3 +564,15 @@ def test_smoother_factor_is_its_size():
     assert evaluate_claims(rec, [{**base, "factor": 0.95}], "paper")[0].status == "holds"
     assert evaluate_claims(rec, [{**base, "factor": 0.5}], "paper")[0].status == "fails"
     assert "lower than 0.5 x B" in validate_claim({**base, "factor": 0.5}).test_text()
+
+
+def test_compare_reference_on_the_runs_seeds():
+    """A reference recorded further into its sequential plan holds seeds the run never ran:
+    they are left out and named (later_seeds); a seed the run has stays compared."""
+    from drocli.reference import later_seeds
+
+    first = ORDERED[ORDERED["seed"] == 0]
+    assert compare_reference(first, ORDERED) == []
+    assert later_seeds(first, ORDERED) == ["1"]
+    part = ORDERED[~((ORDERED["label"] == "MPVR") & (ORDERED["seed"] == 1))]
+    assert compare_reference(part, ORDERED)[0].startswith("missing from records: MPVR")
