@@ -143,8 +143,12 @@ def test_compare_reference_reports_changed_and_missing():
     assert compare_reference(changed, df, rtol=1e-4, rtol_by_label={"A": 0.02}) == []
     assert len(compare_reference(changed, df, rtol=1e-4, rtol_by_label={"B": 0.02})) == 1
     assert "rtol 0.005" in compare_reference(changed, df, rtol_by_label={"A": 0.005})[0]
-    fewer = df[df.seed == 0]
-    assert len(compare_reference(fewer, df)) == 1
+    fewer = df[df.seed == 0]        # a reference further into its plan: the run's seeds only
+    assert compare_reference(fewer, df) == []
+    from drocli.reference import later_seeds
+
+    assert later_seeds(fewer, df) == ["1"]
+    assert len(compare_reference(df, fewer)) == 1      # a seed the reference lacks still counts
 
 
 def test_plot_writes_readable_figure(tmp_path):
