@@ -107,15 +107,11 @@ def _claims(spec, man: dict) -> list[Flag]:
 
 
 def _same(a, b) -> bool:
-    if isinstance(a, float) or isinstance(b, float):
-        try:
-            fa, fb = float(a), float(b)
-        except (TypeError, ValueError):
-            return False
-        return fa == fb or (math.isnan(fa) and math.isnan(fb))
-    if a is None or b is None:
-        return (a is None or (isinstance(a, float) and math.isnan(a))) and \
-            (b is None or (isinstance(b, float) and math.isnan(b)))
+    """One recorded field against the cell file's: numbers equal (NaN, or a cell file's
+    None, matching NaN), anything else by its text."""
+    a, b = (math.nan if v is None else v for v in (a, b))
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b or (math.isnan(a) and math.isnan(b))
     return a == b or str(a) == str(b)
 
 

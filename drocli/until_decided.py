@@ -23,13 +23,15 @@ def _seeds_present(out: Path) -> set[str]:
         man = read_manifest(out)
     except DrocliError:
         man = {}
-    seeds = {str(st.get("seed")) for st in (man.get("cells") or {}).values()
-             if isinstance(st, dict)}
+    listed = man.get("cells") or {}
+    seeds = {str(st.get("seed")) for st in listed.values() if isinstance(st, dict)}
     cells = Path(out) / "cells"
-    if cells.is_dir():
+    if cells.is_dir():          # cells of an interrupted look, not yet in the manifest
         import json
 
         for p in cells.glob("*.json"):
+            if p.stem in listed:
+                continue
             try:
                 seeds.add(str(json.loads(p.read_text()).get("seed")))
             except (OSError, ValueError, AttributeError):

@@ -251,3 +251,12 @@ def test_a_claim_removed_before_a_fresh_run_is_history(recorded, capsys):
     assert man["claims"]["second"]["removed"]
     code, doc = _check(out, capsys)
     assert "claim_removed" not in _flags(doc)
+
+
+def test_cell_rows_compare_numbers_as_numbers():
+    """A cell file's None value (legacy) matches the records' NaN; 1 matches 1.0; a
+    different number or text does not."""
+    from drocli.flags import _same
+
+    assert _same(None, float("nan")) and _same(float("nan"), None) and _same(1, 1.0)
+    assert not _same(0.5, 0.25) and not _same(None, 0.0) and not _same("m", "n")
