@@ -36,6 +36,7 @@ _DECORATOR = re.compile(
 
 INDEX: dict[str, dict[str, str]] | None = None      # kind -> name -> module
 STATIC: dict[str, dict[str, tuple[str | None, str]]] = {}   # kind -> name -> (family, summary)
+CLAIMANTS: dict[str, dict[str, list[str]]] = {}   # kind -> name -> every module registering it
 LOOSE_PLUGINS: list[str] | None = None  # modules to import when a lookup misses: entry points
 #                                          without a kind.name, registrations not literal
 _NAMES_IMPORT = re.compile(r"^from drocli\.registry import (\([^)]*\)|[^\n]*)", re.M)
@@ -232,8 +233,23 @@ def _add(idx, found: list[Found], module: str, loose: list[str]) -> None:
                 loose.append(module)
             continue
         idx[f.kind].setdefault(f.name, module)
+        _claim(f.kind, f.name, module)
         if f.static is not None:
             STATIC.setdefault(f.kind, {}).setdefault(f.name, f.static)
+
+
+def _claim(kind: str, name: str, module: str) -> None:
+    mods = CLAIMANTS.setdefault(kind, {}).setdefault(name, [])
+    if module not in mods:
+        mods.append(module)
+
+
+def claimants(kind: str, name: str) -> list[str]:
+    """Every module found registering `name` of `kind` (drocli's first): a lookup imports
+    them all, so that two registrations of one name meet in the registry, which refuses
+    the second or applies an override (`replace=True`), whichever is imported first."""
+    index()
+    return list(CLAIMANTS.get(kind, {}).get(name, ()))
 
 
 def index() -> dict[str, dict[str, str]]:
@@ -257,6 +273,7 @@ def index() -> dict[str, dict[str, str]]:
             _add(idx, found, module, loose)
         if kind in KINDS and name:
             idx[kind].setdefault(name, module)
+            _claim(kind, name, module)
         elif found is None and module not in loose:
             loose.append(module)
     INDEX, LOOSE_PLUGINS = idx, loose

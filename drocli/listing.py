@@ -9,10 +9,11 @@ from drocli import discovery
 
 def _summaries(kind: str) -> dict[str, tuple[str | None, str]]:
     """name -> (family, one line), from the sources alone when every decorator's arguments
-    are literals (then neither pydantic nor a plug-in is imported), else from the registry."""
+    are literals and no name is claimed twice (then neither pydantic nor a plug-in is
+    imported), else from the registry, which refuses a clash or shows an override."""
     idx = discovery.index()[kind]
     static = discovery.STATIC.get(kind, {})
-    if set(idx) <= set(static):
+    if set(idx) <= set(static) and not any(len(discovery.claimants(kind, n)) > 1 for n in idx):
         return {n: static[n] for n in sorted(idx)}
     from drocli import registry
 
@@ -81,6 +82,9 @@ def describe(kind: str, name: str) -> str:
     if e.reference:
         lines += textwrap.wrap(e.reference, 92, initial_indent="reference: ",
                                subsequent_indent="  ")
+    lines.append(f"defined in: {registry.origin(e.func)}")
+    if e.replaces:
+        lines.append(f"replaces: {e.replaces} (registered with replace=True)")
     rows = registry.param_rows(e.params)
     rows += nested_rows(e.params)
     if rows:

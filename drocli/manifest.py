@@ -32,6 +32,8 @@ def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
                           "at": registration.earliest(first_ran.get(c.id), st.get("at"))}
         if st.get("worker"):         # dask: address, drocli version, source digest, commit
             statuses[c.id]["worker"] = st["worker"]
+        if st.get("stopped"):        # killed at its wall limit, or its worker died: no rows
+            statuses[c.id]["stopped"] = st["stopped"]
     return statuses
 
 

@@ -92,6 +92,8 @@ def read_cell(out: Path, cell_id: str) -> tuple[dict | None, list | None]:
         rows = frame[ROW_FIELDS].values.tolist()
     if not _rows_ok(rows):      # a cell file with bad rows is not finished: it runs again
         return None, None
+    if not rows and finished(doc) and not doc.get("stopped"):
+        return None, None       # marked finished with no rows and no reason: it runs again
     return doc, rows
 
 

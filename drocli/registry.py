@@ -16,6 +16,7 @@ is listed.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from drocli.discovery import ENTRY_POINT_GROUP, KINDS, PLURAL  # noqa: F401 -- r
 from drocli.errors import DrocliError, did_you_mean
 
 _REGISTRY: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
+_REPLACED: dict[str, set[str]] = {k: set() for k in KINDS}    # names overridden on purpose
 _LOADED_KINDS: set[str] = set()
 
 
@@ -116,6 +118,7 @@ class Entry:
     memory: Callable | None = None      # data / problem: params -> estimated peak bytes
     extra: dict = field(default_factory=dict)   # kind-specific declarations
     reference: str = ""                 # the paper's box it implements: "Alg. 1, eqs. (14)-(22)"
+    replaces: str = ""                  # the module.function it overrides (replace=True)
 
     @property
     def summary(self) -> str:
@@ -133,8 +136,13 @@ class Entry:
 def register(kind: str, name: str, *, params: type[Params] | None = None,
              description: str = "", family: str | None = None, metrics=(),
              preflight: Callable | None = None, memory: Callable | None = None,
-             reference: str = "", **extra):
+             reference: str = "", replace: bool = False, **extra):
     """Decorator: register `obj` as plug-in `name` of `kind` with its parameter model.
+
+    An entry is its module and function (`origin`). A name is taken once: a second
+    registration from another module is refused, naming both, unless it says
+    `replace=True` (an override on purpose, which `drocli list` shows). Whichever of the two
+    is imported first, the one that says `replace=True` is the entry.
 
     `reference` names what the entry implements in its paper ("Alg. 1, eqs. (14)-(22)",
     "docs/papers/004.md §3.4"); `drocli list solvers NAME` prints it. The model's defaults
@@ -151,15 +159,30 @@ def register(kind: str, name: str, *, params: type[Params] | None = None,
 
     def deco(obj):
         old = _REGISTRY[kind].get(name)
-        if old is not None and old.func is not obj and \
-                getattr(old.func, "__qualname__", None) != getattr(obj, "__qualname__", None):
-            raise ValueError(f"{kind} {name!r} registered twice")
+        replaces = ""
+        if old is not None and old.func is not obj and origin(old.func) != origin(obj):
+            if name in _REPLACED[kind] and not replace:   # the override came first: it stays
+                _REGISTRY[kind][name] = dataclasses.replace(old, replaces=origin(obj))
+                return obj
+            if not replace or name in _REPLACED[kind]:     # two entries, or two overrides
+                raise DrocliError(f"{kind} {name!r} is registered twice: by {origin(old.func)}"
+                                  f" and by {origin(obj)}",
+                                  fix="rename one of them; to override the other on purpose, "
+                                      "register with replace=True")
+            replaces = origin(old.func)
+        if replace:
+            _REPLACED[kind].add(name)
         _REGISTRY[kind][name] = Entry(kind, name, obj, model, description, family,
                                       tuple(metrics), preflight, memory, dict(extra),
-                                      reference.strip())
+                                      reference.strip(), replaces)
         return obj
 
     return deco
+
+
+def origin(obj) -> str:
+    """What identifies a registered object: its module and qualified name."""
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 
 def default_values(model: type[BaseModel]) -> dict:
@@ -219,9 +242,10 @@ def static_summaries(kind: str) -> dict[str, tuple[str | None, str]]:
     arguments are literals, else from the imported entry."""
     out = {}
     for name in names(kind):
-        if name in _REGISTRY[kind]:
-            e = _REGISTRY[kind][name]
-            out[name] = (e.family, e.summary)
+        if name in _REGISTRY[kind] or len(discovery.claimants(kind, name)) > 1:
+            e = get(kind, name)        # two modules claim it: the registry decides
+            out[name] = (e.family, e.summary + (f" (replaces {e.replaces})"
+                                                if e.replaces else ""))
         elif name in discovery.STATIC.get(kind, {}):
             out[name] = discovery.STATIC[kind][name]
         else:
@@ -254,8 +278,8 @@ def load_kind(kind: str) -> None:
     if kind in _LOADED_KINDS:
         return
     for name, module in index()[kind].items():
-        if name not in _REGISTRY[kind]:
-            _import(module, kind, name)
+        for mod in discovery.claimants(kind, name) or [module]:
+            _import(mod, kind, name)
     _load_loose()
     _LOADED_KINDS.add(kind)
 
@@ -278,10 +302,11 @@ def entries(kind: str) -> dict[str, Entry]:
 def get(kind: str, name: str, *, file: str | None = None, key: str | None = None) -> Entry:
     """The entry `name` of `kind`, importing only the module that registers it."""
     table = _REGISTRY[kind]
-    if name not in table:
+    found = discovery.claimants(kind, name) if isinstance(name, str) else []
+    if name not in table or len(found) > 1:       # every claimant: a clash surfaces here
         module = index()[kind].get(name) if isinstance(name, str) else None
-        if module is not None:
-            _import(module, kind, name)
+        for mod in found or ([module] if module is not None else []):
+            _import(mod, kind, name)
         if name not in table:
             _load_loose()
     if name not in table:

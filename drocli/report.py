@@ -383,7 +383,7 @@ def seeds_note(page: Page) -> str:
 
 STATUS_COLORS = {"holds": "#d4edda", "fails": "#f8d7da", "not_reproduced": "#fde2c8",
                  "inconclusive": "#eeeeee", "unexpectedly_holds": "#fff3b0",
-                 "post_hoc": "#dbe8fb", "skipped": "#ffffff"}
+                 "post_hoc": "#dbe8fb", "skipped": "#ffffff", "error": "#f4b6b6"}
 
 
 def _status(c) -> str:

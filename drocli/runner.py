@@ -19,6 +19,7 @@ from drocli.cells import expand
 from drocli.errors import DrocliError
 from drocli.integrity import file_digest, records_current
 from drocli.integrity import manifest as read_manifest
+from drocli.limits import default_limit
 from drocli.spec import Spec, dump_spec
 from drocli.worker import (  # noqa: F401 -- the cell-level API, kept importable from here
     WARMUP_FRACTION,
@@ -103,20 +104,23 @@ class RunSummary:
 def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None):
     """(cell id, rows, status, artifacts) of every pending cell, as they finish.
 
-    One worker: the cells one after another in this process. Otherwise forked workers
-    (`_forked`) or joblib's (loky, threading) run them locally; with a dask `client` they go
-    to the cluster in tasks of several cells and the results come back here
-    (drocli.backends)."""
+    `fork` (the default on Linux): forked workers under each cell's wall limit
+    (drocli.pool), one worker at -j 1. Otherwise joblib's workers (loky, threading) or, at
+    -j 1, this process run them, and only the monitor's stop applies (a solver that never
+    calls it is not stopped); with a dask `client` they go to the cluster in tasks of several
+    cells and the results come back here (drocli.backends)."""
     if client is not None:                       # drocli.backends.Dask
         yield from client.results(pending, blas_threads)
         return
     workers = (os.cpu_count() or 1) if n_jobs < 0 else n_jobs
-    if workers == 1 or (backend == "fork" and len(pending) <= 1):
+    if backend == "fork":
+        from drocli.pool import supervised
+
+        yield from supervised(pending, blas_threads, workers)
+        return
+    if workers == 1:
         for c in pending:           # no pool to start, and joblib not even imported
             yield _run_remote(c, blas_threads)
-        return
-    if backend == "fork":
-        yield from _forked(pending, blas_threads, workers)
         return
     import joblib
 
@@ -137,36 +141,6 @@ def resolve_backend(backend: str) -> str:
             and threading.active_count() == 1):
         return "fork"
     return "loky"
-
-
-def _forked(pending, blas_threads: int, workers: int):
-    """Local workers forked from this process once it has warmed up every (solver,
-    problem, data) of the pending cells (`warm_up`: the solver on 1 % of the budget,
-    discarded): they start with its imports, loaded data and loaded kernels, which loky
-    workers, started fresh, must each repeat (the cost that makes -j 2 barely faster than
-    -j 1 on specs of many short cells). Every cell then runs in a worker. A worker that dies
-    breaks the pool, which stops the run with an error instead of waiting for it."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    seen = set()
-    for c in pending:
-        key = (c.solver, c.problem_name, c.data_name)
-        if key not in seen:
-            seen.add(key)
-            warm_up(c)
-    pool = ProcessPoolExecutor(min(workers, len(pending)), mp_context=mp.get_context("fork"),
-                               initializer=_leave_sigint_to_parent)
-    try:
-        futures = [pool.submit(_run_remote, c, blas_threads) for c in pending]
-        for fut in as_completed(futures):
-            yield fut.result()
-    except BaseException:          # Ctrl-C, a broken pool: stop the workers now, not after
-        for proc in list((pool._processes or {}).values()):  # the queued cells, then wait
-            proc.terminate()           # for the pool's manager thread, so that nothing of it
-        pool.shutdown(wait=True, cancel_futures=True)        # is left to the exit hooks
-        raise
-    pool.shutdown()
 
 
 def _progress(total: int, quiet: bool):
@@ -319,6 +293,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
                           fix="give -j 1 or more, or -j -1 for every core")
     if backend == "dask":
         backends.check_settings(scheduler)
+    default_limit()                 # DROCLI_CELL_LIMIT_S refused before anything is written
     cells = expand(spec if seeds is None else
                    spec.model_copy(update={"seeds": list(seeds), "sequential": None}))
     if not cells:

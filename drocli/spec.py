@@ -158,7 +158,11 @@ class BudgetSpec(_Strict):
     oracle_calls: int | None = Field(None, gt=0)
     checkpoints: int = Field(50, ge=1)
     spacing: Literal["linear", "log"] = "linear"
-    max_time_s: float | None = Field(None, gt=0)
+    max_time_s: float | None = Field(
+        None, gt=0, allow_inf_nan=False,
+        description="each cell's wall limit in seconds (warm-up, solver, evaluation): the "
+                    "monitor stops the solver there, a solver that never returns is killed "
+                    "3 s later; default DROCLI_CELL_LIMIT_S, else 6 h")
 
     @field_validator("oracle_calls", "epochs", mode="before")
     @classmethod

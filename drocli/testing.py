@@ -13,9 +13,10 @@ Every entry: a one-line description, a parameter model that refuses unknown keys
 defaults, described parameters, and invalid values generated from each parameter's
 constraints (ge / gt / le / lt bounds, Literal choices, numbers, NaN) refused with the key
 path. Solvers also: an algorithm reference (`reference=` at registration), and a run on the
-tiny problem of their family (`tiny=` in the problem's registration) within a time limit:
-finite values, the oracle counter moves and reaches the budget without overrunning it, the
-same seed gives the same numbers, nothing printed, no file written. Problems declare metrics
+tiny problem of their family (`tiny=` in the problem's registration) in a worker killed at
+a wall limit (drocli.pool): it returns, its metrics move (not stalled), finite values, the
+oracle counter moves and reaches the budget without overrunning it, the same seed gives the
+same numbers, nothing printed, no file written. Problems declare metrics
 and a family; data sources estimate their memory.
 
 Each check runs under `time_limit` (SIGALRM; a no-op outside the main thread or where the
@@ -37,15 +38,17 @@ from functools import partial
 
 from drocli import registry
 from drocli.discovery import KINDS
+from drocli.limits import TimeLimit
 
 TIME_LIMIT_S = 120.0        # per check of one entry (a stuck solver fails sooner: NoProgress)
+RUN_LIMIT_S = 30.0          # a tiny cell's wall limit, warm-up and kernel compilation included
 TAGGED = ("figure", "claim")   # kinds whose model is tagged by `kind` (spec entries)
 # words of a docstring that named the algorithm box before `reference=` existed
 _DOC_REFERENCE = ("Algorithm", "Alg.", "reconstruct", "Reconstruct", "eq.", "eqs.",
                   "docs/papers/")
 
 
-class CheckTimeout(AssertionError):
+class CheckTimeout(TimeLimit):
     """A check ran past its time limit."""
 
 
@@ -256,9 +259,10 @@ def family_fixtures() -> dict:
     return out
 
 
-def tiny_cell(name: str, seed: int = 0, epochs: float = 6.0, checkpoints: int = 6):
+def tiny_cell(name: str, seed: int = 0, epochs: float = 6.0, checkpoints: int = 6,
+              limit_s: float | None = None):
     """A cell running solver `name` (with its `tiny=` overrides) on its family's tiny
-    problem."""
+    problem; `limit_s`: its wall limit (budget.max_time_s)."""
     from drocli.cells import Cell
 
     entry = registry.get("solver", name)
@@ -272,7 +276,8 @@ def tiny_cell(name: str, seed: int = 0, epochs: float = 6.0, checkpoints: int = 
                 data_seed=0, problem_name=pname,
                 problem_params=registry.resolve_params(registry.get("problem", pname), pparams),
                 solver_params=registry.resolve_params(entry, entry.extra.get("tiny", {})),
-                budget={"epochs": epochs, "checkpoints": checkpoints, "spacing": "linear"},
+                budget={"epochs": epochs, "checkpoints": checkpoints, "spacing": "linear",
+                        **({"max_time_s": float(limit_s)} if limit_s else {})},
                 metrics=())
 
 
@@ -290,23 +295,41 @@ def _quiet_cwd() -> Iterator[tuple[io.StringIO, str]]:
             os.chdir(old)
 
 
+def _run_quietly(cell, blas_threads: int) -> tuple:
+    """A cell in a pool worker with what it prints captured into its status (`printed`)."""
+    from drocli.worker import _run_remote
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        cell_id, rows, status, artifacts = _run_remote(cell, blas_threads)
+    return cell_id, rows, {**status, "printed": out.getvalue()}, artifacts
+
+
 def check_solver_runs(kind: str, name: str) -> None:
-    """On its family's tiny problem: status done, finite values, the monitor called at the
-    checkpoints, the oracle counter increasing up to the budget and not far past it (one
-    checkpoint interval), the same seed giving the same numbers, nothing printed, no file
-    written."""
+    """On its family's tiny problem, in a worker under a wall limit of `RUN_LIMIT_S` (a
+    solver that never returns is killed there): status done (not timed out, not stalled:
+    its metrics move), finite values, the monitor called at the checkpoints, the oracle
+    counter increasing up to the budget and not far past it (one checkpoint interval), the
+    same seed giving the same numbers, nothing printed, no file written."""
     import numpy as np
 
-    from drocli.runner import execute
+    from drocli.pool import supervised
 
-    with _quiet_cwd() as (out, tmp):
-        rows, status = execute(tiny_cell(name))
-        again, _ = execute(tiny_cell(name))
-        other, _ = execute(tiny_cell(name, seed=1))
+    cells = [tiny_cell(name, limit_s=RUN_LIMIT_S), tiny_cell(name, limit_s=RUN_LIMIT_S),
+             tiny_cell(name, seed=1, limit_s=RUN_LIMIT_S)]
+    with _quiet_cwd() as (_, tmp):
+        outs = []
+        for _, rows, status, _ in supervised(cells, 1, 1, run=_run_quietly):
+            outs.append((rows, status))
+            if status["status"] != "done":
+                break
         written = os.listdir(tmp)
     where = f"solver {name} on its tiny problem"
-    assert status["status"] == "done", f"{where}: {status.get('error') or status['status']}"
-    assert out.getvalue() == "", f"{where}: solvers never print ({out.getvalue()[:80]!r})"
+    for _, st in outs:
+        assert st["status"] == "done", f"{where}: {st['status']}: {st.get('error', '')}"
+    (rows, status), (again, _), (other, _) = outs
+    printed = "".join(st.get("printed", "") for _, st in outs)
+    assert printed == "", f"{where}: solvers never print ({printed[:80]!r})"
     assert written == [], f"{where}: solvers never write files ({written})"
     steps = [r[0] for r in rows]
     calls = np.array([r[1] for r in rows])
@@ -323,12 +346,115 @@ def check_solver_runs(kind: str, name: str) -> None:
     assert [r[1] for r in other][0] == calls[0]
 
 
+def _tiny_data_params(name: str, tmp: str) -> dict | None:
+    """The parameters a data source is loaded with in the contract: its own `tiny=` (a dict,
+    or a function of an empty folder that writes tiny files there and returns them), else
+    the ones a problem's `tiny=` instance gives it, else its defaults (None for a file-backed
+    source without `tiny=`: its files cannot be had here)."""
+    e = registry.get("data", name)
+    tiny = e.extra.get("tiny")
+    if callable(tiny):
+        return dict(tiny(tmp))
+    if isinstance(tiny, dict):
+        return dict(tiny)
+    if e.preflight is not None or e.extra.get("files"):
+        return None
+    for dname, dparams, _, _ in family_fixtures().values():
+        if dname == name:
+            return dict(dparams)
+    return {}
+
+
+def check_data_loads(kind: str, name: str) -> None:
+    """The loader on its tiny parameters (`_tiny_data_params`) returns data that pass
+    drocli's checks (drocli.data.checks); a file-backed source without `tiny=` is pointed at
+    an empty folder and must refuse it in one line (a DrocliError). Anything else it raises
+    is the plug-in's fault, named here."""
+    from drocli.data.checks import check_grouped
+    from drocli.errors import DrocliError
+
+    e = registry.get(kind, name)
+    with tempfile.TemporaryDirectory(prefix="drocli-check-data-") as tmp:
+        params = _tiny_data_params(name, tmp)
+        missing = params is None
+        if missing:
+            params = {"path": os.path.join(tmp, "missing")} \
+                if "path" in e.params.model_fields else {}
+        old = os.environ.get("DROCLI_DATA")
+        os.environ["DROCLI_DATA"] = os.path.join(tmp, "cache") if missing else (old or tmp)
+        try:
+            data = e.func(registry.resolve_params(e, params), 0)
+        except DrocliError as err:
+            assert missing, f"data {name}: its loader refused its tiny parameters: {err}"
+            assert "\n" not in str(err), f"data {name}: a refusal takes one line: {err}"
+            return
+        except Exception as exc:  # noqa: BLE001 -- the plug-in's fault: named
+            raise AssertionError(f"data {name}: its loader raised {type(exc).__name__}: "
+                                 f"{exc} (the plug-in's fault)") from None
+        finally:
+            if old is None:
+                os.environ.pop("DROCLI_DATA", None)
+            else:
+                os.environ["DROCLI_DATA"] = old
+        if not e.extra.get("no_rows"):       # a problem without data (no_rows=True)
+            check_grouped(data)
+
+
+def tiny_records(datasets=("tiny",)):
+    """A tiny results table for a claim judge: labels A and B, seeds 0-7, 5 checkpoints of
+    metric `m` falling from 1, A's faster than B's, on each of `datasets` (the columns
+    `drocli run` writes)."""
+    import numpy as np
+    import pandas as pd
+
+    rows = []
+    for di, dataset in enumerate(datasets):
+        for li, label in enumerate(("A", "B")):
+            for seed in range(8):
+                jitter = 0.01 * ((seed * 7 + li * 3) % 5)
+                for step in range(5):
+                    rows.append({"experiment": "contract", "cell": f"{label}{seed}d{di}",
+                                 "solver": label.lower(), "label": label, "dataset": dataset,
+                                 "seed": seed, "step": step, "oracle_calls": 100 * step,
+                                 "time_s": 0.01 * step * (1 + li), "metric": "m",
+                                 "value": float(np.exp(-(2.0 - li) * (1 + di) * step / 4)
+                                                + jitter)})
+    return pd.DataFrame(rows)
+
+
+def tiny_claim(name: str):
+    """A claim of kind `name` on `tiny_records`: A better than B in metric `m`, with the
+    kind's own `tiny=` fields (its registration) where it needs more (a kind judged across
+    panels gives `across: dataset` and the datasets as its `values`)."""
+    from drocli.claims import validate_claim
+
+    e = registry.get("claim", name)
+    raw = {"id": "tiny", "text": f"tiny {name}", "kind": name, "metric": "m",
+           "solver": "A", "others": ["B"], **e.extra.get("tiny", {})}
+    return validate_claim(raw, key="contract")
+
+
+def check_claim_judges(kind: str, name: str) -> None:
+    """The kind's judge, run on `tiny_records` through `check`'s evaluation, returns a
+    verdict: it does not raise (a raise is the plug-in's fault, named here)."""
+    from drocli.claims import evaluate_claim
+
+    claim = tiny_claim(name)
+    across = registry.get("claim", name).extra.get("tiny", {}).get("values")
+    res = evaluate_claim(tiny_records(tuple(across or ("tiny",))), claim, "paper")
+    assert res.status != "error", f"claim kind {name}: {res.detail}"
+    assert res.status in ("holds", "fails", "inconclusive", "skipped"), \
+        f"claim kind {name}: status {res.status!r}"
+    assert isinstance(res.detail, str) and res.detail, f"claim kind {name}: no detail"
+
+
 COMMON = (check_described, check_defaults_valid, check_unknown_key_refused,
           check_invalid_values_refused)
 BY_KIND: dict[str, tuple[Callable, ...]] = {
     "solver": (check_reference, check_solver_runs),
     "problem": (check_problem_declares,),
-    "data": (check_data_memory,),
+    "data": (check_data_memory, check_data_loads),
+    "claim": (check_claim_judges,),
 }
 
 

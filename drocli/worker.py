@@ -6,6 +6,7 @@ where and writes what comes back."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import threading
@@ -18,7 +19,8 @@ import numpy as np
 from drocli import progress, registry
 from drocli.cells import Cell
 from drocli.errors import DrocliError
-from drocli.monitor import Monitor
+from drocli.limits import TimeLimit, cell_limit, why_limit
+from drocli.monitor import Monitor, stalled
 
 _DATA_CACHE: OrderedDict = OrderedDict()
 _DATA_CACHE_SIZE = 2          # the runner groups cells by data, so 2 is enough
@@ -103,14 +105,16 @@ def _solve(cell: Cell, problem, monitor) -> None:
                     monitor.keep(k, v)
 
 
-def warm_up(cell: Cell) -> float:
+def warm_up(cell: Cell, deadline: float = math.inf) -> float:
     """Before the first cell of a (solver, problem, data) in this process: the same solver
     on its own copy of the problem for 1 % of the budget, discarded, so that loading and
     compiling its kernels (numba: seconds in a fresh worker) stays off the cell's clock.
     Seconds spent (0 when already warm). The cell's numbers do not depend on it: the real
     run builds its own problem and random stream. The warm-up evaluates no metric (its rows
     are discarded; evaluation is off the solver clock anyway). A warm-up that fails is
-    ignored: the cell itself then fails or succeeds on its own."""
+    ignored: the cell itself then fails or succeeds on its own, but an alarm (`TimeLimit`) is
+    not: it stops the cell. The warm-up counts against the cell's limit (`deadline`, a
+    perf_counter value)."""
     key = (cell.solver, cell.problem_name, cell.data_name)
     if key in _WARM:
         return 0.0
@@ -120,8 +124,10 @@ def warm_up(cell: Cell) -> float:
         problem = _build(cell)
         budget = budget_calls(cell.budget, problem)
         monitor = Monitor(problem, max(1, int(budget * WARMUP_FRACTION)), checkpoints=2,
-                          metrics=cell.metrics or None, evaluate=False)
+                          metrics=cell.metrics or None, evaluate=False, deadline=deadline)
         _solve(cell, problem, monitor)
+    except TimeLimit:
+        raise
     except Exception:  # noqa: BLE001 -- the real run reports any failure
         pass
     return time.perf_counter() - t0
@@ -132,25 +138,33 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
     `keep`, and the problem's `artifacts(point)` at the output point). Never raises for
     solver failures: they become the cell's status. Kernels are warmed up first
     (`warm_up`), so `time_s` starts with the solver's own work; the warm-up's seconds are
-    in the status as `warmup_s`."""
+    in the status as `warmup_s`. The cell's wall limit (drocli.limits) starts here: the
+    monitor stops the solver there (status timeout). A run that spends its budget without
+    any metric moving is `stalled` (drocli.monitor.stalled)."""
     t0 = time.time()
+    deadline = time.perf_counter() + cell_limit(cell)
     rows, status, artifacts = [], {"status": "failed"}, {}
     _limit_blas(blas_threads)
     warm = 0.0
     try:
-        warm = warm_up(cell)
+        warm = warm_up(cell, deadline)
         problem = _build(cell)
         monitor = Monitor(problem, budget_calls(cell.budget, problem),
                           checkpoints=cell.budget.get("checkpoints", 50),
                           spacing=cell.budget.get("spacing", "linear"),
-                          metrics=cell.metrics or None,
-                          max_time_s=cell.budget.get("max_time_s"))
+                          metrics=cell.metrics or None, deadline=deadline)
         monitor.on_record = progress.reporter(cell.id)
         _solve(cell, problem, monitor)
         rows = monitor.rows
         artifacts = monitor.artifacts
         status = {"status": monitor.status, "oracle_calls": monitor.calls,
                   "budget": monitor.budget, "solver_time_s": monitor.elapsed()}
+        if monitor.status == "timeout":
+            status["error"] = (f"stopped at its limit of {cell_limit(cell):g} s "
+                               f"({why_limit(cell)})")
+        elif monitor.status == "done" and stalled(rows):
+            status.update(status="stalled", error="spent its budget without any metric "
+                                                  "moving: the solver's point never changed")
     except DrocliError as e:
         status = {"status": "failed", "error": str(e)}
     except Exception as e:  # a failing cell must not stop the others

@@ -95,14 +95,16 @@ def test_parallel_and_dask_identical(tiny_spec, tmp_path):
     va = pd.read_csv(a / "records.csv.gz").sort_values(key).reset_index(drop=True)
     vb = pd.read_csv(b / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert va["value"].tolist() == vb["value"].tolist()
-    f = tmp_path / "f"       # forked workers (after the parent warmed up each solver)
+    f = tmp_path / "f"       # forked workers, each warming up a solver once
     assert call("run", tiny_spec, "--out", f, "-j", "2", "--backend", "fork", "-q") == 0
     vf = pd.read_csv(f / "records.csv.gz").sort_values(key).reset_index(drop=True)
     assert va.drop(columns="time_s").equals(vf.drop(columns="time_s"))
     pids = {json.loads(c.read_text())["pid"] for c in (f / "cells").glob("*.json")}
     assert pids and os.getpid() not in pids     # every cell ran in a forked worker
-    warm = [json.loads(c.read_text()).get("warmup_s") for c in (f / "cells").glob("*.json")]
-    assert all(not w for w in warm)             # and found its kernels loaded
+    warmed = [(d["pid"], d["label"]) for d in (json.loads(c.read_text())
+                                               for c in (f / "cells").glob("*.json"))
+              if d.get("warmup_s")]
+    assert len(warmed) == len(set(warmed))      # at most once per worker and solver
     from drocli.runner import resolve_backend
 
     assert resolve_backend("loky") == "loky"

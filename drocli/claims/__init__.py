@@ -206,7 +206,7 @@ class ClaimResult:
 
     @property
     def failed(self) -> bool:
-        return self.status == "fails"
+        return self.status in ("fails", "error")
 
     @property
     def post_hoc(self) -> bool:
@@ -420,12 +420,19 @@ def _judge_rows(rows, claim: ClaimBase, result, reproduced: bool) -> ClaimResult
         filt = f" after filter {claim.filter}" if claim.filter else ""
         return result("skipped", f"label(s) missing from the records{what}{filt}: "
                       f"{', '.join(missing)} (present: {', '.join(have) or 'none'})")
+    entry = registry.get("claim", claim.kind)
     try:
-        res = registry.get("claim", claim.kind).func(claim, data)
+        res = entry.func(claim, data)
         holds, detail, values = res[:3]
         effects = res[3] if len(res) > 3 else {}
     except SkipClaim as exc:
         return result("skipped", str(exc))
+    except Exception as exc:  # noqa: BLE001 -- a broken judge errs for its claim alone
+        msg = " ".join(str(exc).split())[:200]
+        return result("error", f"the judge of claim kind {claim.kind!r} "
+                               f"({registry.origin(entry.func)}) raised "
+                               f"{type(exc).__name__}: {msg}; the plug-in's fault, not the "
+                               f"records': fix or reinstall it")
     point = "holds" if holds else "not_reproduced"
     if effects:                         # the statistical verdict decides
         from drocli.claims.judge import overall
@@ -510,7 +517,7 @@ def _status(verdict: str, reproduced: bool) -> str:
 TAGS = {"holds": "HOLDS", "fails": "FAILS", "inconclusive": "INCONCLUSIVE",
         "not_reproduced": "NOT REPRODUCED (expected)",
         "unexpectedly_holds": "UNEXPECTEDLY HOLDS (marked not reproduced)",
-        "skipped": "SKIPPED"}
+        "skipped": "SKIPPED", "error": "ERROR"}
 
 
 UNEXPECTED_HINT = ("the spec marks this claim not reproduced, yet it holds here: re-examine "
@@ -544,7 +551,7 @@ def format_result(r: ClaimResult) -> str:
 SUMMARY_ORDER = (("holds", "hold"), ("not_reproduced", "not reproduced"),
                  ("inconclusive", "inconclusive"), ("post_hoc", "post hoc"),
                  ("unexpectedly_holds", "unexpectedly hold"), ("fails", "fail"),
-                 ("skipped", "skipped"))
+                 ("error", "judged with an error"), ("skipped", "skipped"))
 
 
 def summary_counts(results: list[ClaimResult]) -> dict[str, int]:
@@ -552,7 +559,7 @@ def summary_counts(results: list[ClaimResult]) -> dict[str, int]:
     whatever its verdict, except a failure, which always counts as one."""
     counts = {k: 0 for k, _ in SUMMARY_ORDER}
     for r in results:
-        key = "post_hoc" if r.post_hoc and r.status != "fails" else r.status
+        key = "post_hoc" if r.post_hoc and r.status not in ("fails", "error") else r.status
         counts[key] = counts.get(key, 0) + 1
     return counts
 

@@ -68,7 +68,8 @@ def _fmt_budget(values) -> list[str]:
 
 
 @registry.claim("reach_first", params=ReachFirst,
-                description="solver reaches a level of the metric first (in x)")
+                description="solver reaches a level of the metric first (in x)",
+                tiny={"level_fraction": 0.5})
 def reach_first(claim: ReachFirst, data):
     """The solver reaches `level` at a smaller x than every other (others may never)."""
     from drocli.aggregate import final_values

@@ -62,7 +62,8 @@ def _pairs(claim: Trend) -> list[tuple]:
 
 
 @registry.claim("trend", params=Trend,
-                description="the solver's gap over others changes across panels as stated")
+                description="the solver's gap over others changes across panels as stated",
+                tiny={"across": "dataset", "values": ["tiny", "tiny2"]})
 def trend(claim: Trend, data):
     """Gap (solver better > 0) of final values per seed and panel; judged on the per-seed
     differences of gaps between panels."""

@@ -16,6 +16,7 @@ from drocli.data.base import GroupedData
 @registry.data(
     "moo_none",
     memory=lambda params: 0,
+    no_rows=True,             # the contract does not ask its empty data set for rows
     description="paper 003: no data (closed-form synthetic multi-objective problems)",
 )
 def load(params: dict, seed: int) -> GroupedData:

@@ -1,0 +1,91 @@
+"""How soon after its wall limit a cell that never returns is stopped (issue 42: within 5 s).
+
+Three solvers that ignore the monitor (a loop in Python, a loop in a numba kernel, an hour's
+sleep) and one that calls it run on the tiny finite-sum problem with `budget.max_time_s` =
+LIMIT, two at a time in the local pool (drocli.pool), ROUNDS rounds interleaved. Prints,
+per solver, the median seconds from the cell's start to the moment the pool handed back its
+timed-out status, minus LIMIT; the machine's load and CPU model come first.
+
+    python benchmarks/cell_limits.py [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+
+import numba
+import numpy as np
+
+from drocli import registry, testing
+from drocli.pool import supervised
+
+LIMIT = 2.0
+
+
+@numba.njit(cache=False)
+def _spin(x):
+    while x[0] >= 0.0:
+        x[0] += 1.0
+    return x[0]
+
+
+def python_loop(problem, params, rng, monitor):
+    """Loops in Python."""
+    while True:
+        pass
+
+
+def numba_loop(problem, params, rng, monitor):
+    """Loops in a compiled kernel."""
+    return _spin(np.zeros(1))
+
+
+def sleeps(problem, params, rng, monitor):
+    """Sleeps for an hour."""
+    time.sleep(3600)
+
+
+def slow_steps(problem, params, rng, monitor):
+    """Calls the monitor between steps of 0.05 s (stopped by the monitor, not killed)."""
+    x = problem.zero_point()
+    while monitor(x):
+        time.sleep(0.05)
+        problem.sample_gradients(x, rng.integers(problem.n, size=1))
+        x = x + 1e-3
+    return x
+
+
+SOLVERS = {f.__name__: f for f in (python_loop, numba_loop, sleeps, slow_steps)}
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
+    except (OSError, StopIteration):
+        return "unknown"
+
+
+def main(rounds: int) -> None:
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f}")
+    for name, func in SOLVERS.items():
+        registry.solver(f"bench_{name}", family="finite_sum", description=func.__doc__,
+                        reference="none")(func)
+    late: dict[str, list[float]] = {name: [] for name in SOLVERS}
+    for _ in range(rounds):
+        for name in SOLVERS:
+            cell = testing.tiny_cell(f"bench_{name}", epochs=1e5, limit_s=LIMIT)
+            t0 = time.monotonic()
+            (_, _, status, _), = supervised([cell], 1, 1)
+            late[name].append(time.monotonic() - t0 - LIMIT)
+            assert status["status"] == "timeout", status
+    print(f"{'solver':<12} {'stopped after the limit (median s)':>36} {'worst':>7}")
+    for name, xs in late.items():
+        print(f"{name:<12} {statistics.median(xs):>36.2f} {max(xs):>7.2f}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)

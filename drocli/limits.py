@@ -1,0 +1,47 @@
+"""A cell's wall limit (issue 42): `budget.max_time_s`, else DROCLI_CELL_LIMIT_S (default
+6 h), seconds for the whole cell: warm-up, solver and evaluation. The monitor stops a solver
+at the limit (drocli.monitor); the local pool kills one that does not return `GRACE_S`
+later (drocli.pool)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+from drocli.errors import DrocliError
+
+GRACE_S = 3.0                   # after the limit, before a worker that did not return is killed
+DEFAULT_LIMIT_S = 6 * 3600.0    # a cell's limit without budget.max_time_s
+LIMIT_VAR = "DROCLI_CELL_LIMIT_S"
+
+
+class TimeLimit(AssertionError):
+    """A time limit reached by an alarm (the contract suite's): it stops the cell, and a
+    warm-up never swallows it."""
+
+
+def default_limit() -> float:
+    """DROCLI_CELL_LIMIT_S: a finite number of seconds > 0 (default 6 h), else a one-line
+    error naming the variable."""
+    raw = os.environ.get(LIMIT_VAR, "")
+    if not raw.strip():
+        return DEFAULT_LIMIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise DrocliError(f"{raw!r} is not a number of seconds > 0", key=LIMIT_VAR,
+                          fix=f"set it to e.g. {LIMIT_VAR}=3600, or unset it (6 h)")
+    return value
+
+
+def cell_limit(cell) -> float:
+    """The wall seconds a cell may take: budget.max_time_s, else `default_limit()`."""
+    given = (cell.budget or {}).get("max_time_s")
+    return float(given) if given else default_limit()
+
+
+def why_limit(cell) -> str:
+    return ("budget.max_time_s" if (cell.budget or {}).get("max_time_s")
+            else f"{LIMIT_VAR}, default 6 h")

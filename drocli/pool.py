@@ -1,0 +1,144 @@
+"""Local cells under a wall clock: worker processes forked from this one, each running one
+cell at a time, watched by this process (issue 42: a solver that never returns must not hang
+a run).
+
+A cell's limit is its `budget.max_time_s`, else DROCLI_CELL_LIMIT_S (default 6 h): wall
+seconds for the whole cell, warm-up, solver and evaluation. At the limit the monitor stops a
+solver at its next call (status `timeout`, rows kept); a solver that does not call it (a
+loop in Python or in a compiled kernel, a sleep) is killed `GRACE_S` later with its worker,
+and the cell is recorded as timed out with the reason. A worker that dies (killed from
+outside, out of memory) fails only its cell. Either way a fresh worker takes the next cell
+and the run goes on. Ctrl-C kills the workers at once.
+
+Workers are forked, so they start with this process's imports and the data its preflight
+loaded; each warms up its own kernels (drocli.worker.warm_up) on the clock of the cell
+that needs them first."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import time
+from collections import deque
+
+from drocli.limits import GRACE_S, cell_limit, why_limit
+
+POLL_S = 0.5                    # how often the deadlines are looked at, at most
+
+
+def _serve(conn, blas_threads: int, run) -> None:
+    """A worker: cells in, `run(cell, blas_threads)` out (drocli.worker._run_remote: the
+    cell id, rows, status and artifacts), until told to stop."""
+    from drocli.worker import _leave_sigint_to_parent, _run_remote
+
+    run = run or _run_remote
+    _leave_sigint_to_parent()
+    while True:
+        try:
+            cell = conn.recv()
+        except (EOFError, OSError):
+            break
+        if cell is None:
+            break
+        conn.send(run(cell, blas_threads))
+    os._exit(0)
+
+
+class _Worker:
+    def __init__(self, ctx, blas_threads: int, run):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child, blas_threads, run), daemon=True)
+        self.proc.start()
+        child.close()
+        self.cell = None
+        self.started = 0.0
+        self.deadline = math.inf
+
+    def give(self, cell) -> None:
+        self.cell, self.started = cell, time.monotonic()
+        self.deadline = self.started + cell_limit(cell) + GRACE_S
+        self.conn.send(cell)
+
+    def kill(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(5)
+        self.conn.close()
+
+
+def _lost(w: _Worker, status: str, error: str) -> tuple:
+    """What a cell whose worker was killed or died hands back: no rows, the reason."""
+    c = w.cell
+    return c.id, [], {"status": status, "error": error, "cell": c.id, "label": c.label,
+                      "seed": c.seed, "wall_s": round(time.monotonic() - w.started, 3),
+                      "stopped": "killed" if status == "timeout" else "died"}, {}
+
+
+def _exit_reason(code) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+def supervised(pending, blas_threads: int, workers: int, run=None):
+    """(cell id, rows, status, artifacts) of every pending cell as they finish, each cell
+    run in a forked worker under its wall limit (see the module's docstring). `run` replaces
+    the worker's call (the contract suite's, which captures what a solver prints); with one
+    worker the cells come back in their order."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    ctx = mp.get_context("fork")
+    queue = deque(pending)
+    spare: list[_Worker] = []
+    busy: list[_Worker] = []
+    workers = max(1, min(int(workers), len(queue)))
+    try:
+        while queue or busy:
+            while queue and len(busy) < workers:
+                w = spare.pop() if spare else _Worker(ctx, blas_threads, run)
+                w.give(queue.popleft())
+                busy.append(w)
+            now = time.monotonic()
+            soonest = min(w.deadline for w in busy)
+            wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
+                 timeout=max(0.0, min(POLL_S, soonest - now)))
+            for w in list(busy):
+                out = None
+                if w.conn.poll():
+                    try:
+                        out = w.conn.recv()
+                    except (EOFError, OSError):
+                        out = None
+                if out is not None:
+                    busy.remove(w)
+                    spare.append(w)
+                    yield out
+                elif not w.proc.is_alive():
+                    busy.remove(w)
+                    w.kill()
+                    yield _lost(w, "failed", f"the worker process running this cell died "
+                                             f"({_exit_reason(w.proc.exitcode)})")
+                elif time.monotonic() > w.deadline:
+                    busy.remove(w)
+                    w.kill()
+                    limit = cell_limit(w.cell)
+                    yield _lost(w, "timeout", f"killed {GRACE_S:g} s after its limit of "
+                                              f"{limit:g} s ({why_limit(w.cell)}): the "
+                                              "solver did not return")
+    finally:                    # done, Ctrl-C or an error: no worker outlives the run
+        for w in busy:
+            if w.proc.is_alive():
+                w.proc.kill()
+        for w in spare:
+            try:
+                w.conn.send(None)
+            except OSError:
+                w.proc.kill()
+        for w in busy + spare:
+            w.proc.join(5)
+            w.conn.close()
