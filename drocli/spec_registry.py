@@ -7,15 +7,14 @@ folder's saved spec (`load_saved`) skips them, so reading results needs no plug-
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+from typing import Any
 
 import yaml
 
 from drocli import paired, registry
 from drocli.errors import DrocliError, did_you_mean
 
-if TYPE_CHECKING:
-    from drocli.spec import Spec
+Spec = Any      # a drocli.spec.Spec: not imported, drocli.spec imports this module
 
 
 def grid_product(grid: dict) -> list[dict]:

@@ -397,6 +397,10 @@ def check_data_loads(kind: str, name: str) -> None:
             else:
                 os.environ["DROCLI_DATA"] = old
         if not e.extra.get("no_rows"):       # a problem without data (no_rows=True)
+            from drocli.data.base import GroupedData
+
+            assert isinstance(data, GroupedData), \
+                f"data {name}: its loader returned {type(data).__name__}, not GroupedData"
             check_grouped(data)
 
 

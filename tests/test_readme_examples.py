@@ -1,8 +1,8 @@
 """The examples of docs/plugins.md (linked from the README's "Adding a plug-in": a solver, a
-data source, a claim kind, an outside plug-in) work
+data source, two claim kinds, an outside plug-in) work
 as written: each python block (headed `# mypkg/<file>.py`) is written into a package, its
 entries register, pass `drocli.testing`'s contract, and the package's own test file runs the
-suite on them; the claim kind judges records."""
+suite on them; the claim kinds judge records."""
 
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ def mypkg(tmp_path, monkeypatch):
         del sys.modules[m]
 
 
-def test_readme_has_the_four_examples():
+def test_readme_has_the_five_examples():
     stems = [s for _, s in BLOCK.findall(_section())]
-    assert stems == ["plain_sgd", "noisy_line", "area_below", "test_contract"]
+    assert stems == ["plain_sgd", "noisy_line", "area_below", "wins_most", "test_contract"]
     section = _section()
     assert "drocli.plugins" in section and "solver.plain_sgd = mypkg.plain_sgd" in section
     for private in ("_judge", "_curve_stats", "_final_stats", "registry._"):
@@ -62,7 +62,7 @@ def test_readme_examples_register_and_pass_the_contract(mypkg):
     files, mods = mypkg
     picked = testing.selected_entries(module="mypkg")
     assert picked == [("solver", "plain_sgd"), ("data", "noisy_line"),
-                      ("claim", "area_below")]
+                      ("claim", "area_below"), ("claim", "wins_most")]
     for kind, name in picked:
         testing.check_entry(kind, name, time_limit_s=60)
     assert registry.get("solver", "plain_sgd").reference.startswith("Robbins")
@@ -102,3 +102,50 @@ def test_readme_claim_kind_judges_records(mypkg):
     res = evaluate_claim(pd.DataFrame(rows), claim, "paper")
     assert res.status == "holds", res.detail
     assert res.values["fast"] < res.values["slow"]
+
+
+def _finals(wins: int, seeds: int):
+    """Records of labels fast and slow whose final loss has fast below slow on `wins` of
+    `seeds` seeds (slow below on the rest)."""
+    import pandas as pd
+
+    rows = []
+    for seed in range(seeds):
+        final = {"fast": 1.0, "slow": 2.0} if seed < wins else {"fast": 2.0, "slow": 1.0}
+        for label, last in final.items():
+            for step, x in enumerate((0, 10, 20)):
+                rows.append({"cell": f"{label}{seed}", "label": label, "seed": seed,
+                             "step": step, "oracle_calls": x, "time_s": 0.0,
+                             "metric": "loss", "value": last + (2 - step) + 0.01 * seed})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(("wins", "seeds", "status"), [
+    (8, 8, "holds"), (7, 8, "holds"), (6, 8, "fails"), (5, 5, "holds"), (4, 4, "skipped")])
+def test_readme_sign_test_kind_judges_records(mypkg, wins, seeds, status):
+    from drocli.claims import evaluate_claim, validate_claim
+
+    claim = validate_claim({"id": "most", "text": "fast ends lower on most seeds",
+                            "kind": "wins_most", "metric": "loss", "solver": "fast",
+                            "others": ["slow"]})
+    res = evaluate_claim(_finals(wins, seeds), claim, "paper")
+    assert res.status == status, res.detail
+    assert res.effects == {}            # no effects: the point verdict decides
+    if status != "skipped":
+        need = {8: 7, 5: 5}[seeds]
+        assert f"below slow on {wins} of {seeds} seeds (needs {need})" in res.detail
+        assert res.point_status == status
+
+
+def test_readme_sign_test_threshold_is_the_exact_binomial_tail(mypkg):
+    from math import comb
+
+    wins_needed = mypkg[1]["wins_most"].wins_needed
+    for n in range(0, 25):
+        for alpha in (0.05, 0.025, 0.01):
+            w = wins_needed(n, alpha)
+            tail = [sum(comb(n, k) for k in range(j, n + 1)) / 2 ** n for j in range(n + 2)]
+            if w is None:
+                assert tail[n] > alpha
+            else:
+                assert tail[w] <= alpha < tail[w - 1]

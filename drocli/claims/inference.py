@@ -86,20 +86,12 @@ def simulated_critical_value(n: int, p: float) -> float:
 
 
 def write_critical_table(path=None) -> None:
-    """Recompute drocli/claims/critical_table.py's VALUES (below its MARK line)."""
-    from pathlib import Path
-
+    """Recompute drocli/claims/critical_table.csv (every tabulated seed count and level)."""
     from drocli.claims import critical_table as ct
 
-    path = Path(path or ct.__file__)
-    text = path.read_text()
-    lines = ["VALUES: dict[int, dict[float, float]] = {"]
-    for n in ct.SEEDS:
-        lines.append(f"    {n}: {{")
-        lines += [f"        {p!r}: {simulated_critical_value(n, p)!r}," for p in ct.levels()]
-        lines.append("    },")
-    lines.append("}")
-    path.write_text(text[:text.rindex(ct.MARK) + len(ct.MARK)] + "\n".join(lines) + "\n")
+    ct.write({n: {p: simulated_critical_value(n, p) for p in ct.levels()} for n in ct.SEEDS},
+             path or ct.FILE)
+    ct.values.cache_clear()
 
 
 @functools.lru_cache(maxsize=256)
@@ -113,9 +105,9 @@ def critical_value(n: int, p: float) -> float:
     are reproducible. The levels of the default confidence (Bonferroni over up to 64
     comparisons, 2 to 30 seeds) are read from `critical_table`, the same simulation run
     once ahead (a first `check` then needs neither the simulation nor scipy)."""
-    from drocli.claims.critical_table import VALUES
+    from drocli.claims.critical_table import values
 
-    found = VALUES.get(n, {}).get(p)
+    found = values().get(n, {}).get(p)
     return found if found is not None else simulated_critical_value(n, p)
 
 
@@ -235,8 +227,9 @@ def seeds_to_decide(mean: float, sd: float, threshold: float, confidence: float 
     not a rule to add seeds until a verdict comes (that would inflate both error rates)."""
     from statistics import NormalDist
 
-    from drocli.claims.critical_table import VALUES
+    from drocli.claims.critical_table import values
 
+    table = values()
     gap = abs(mean - threshold)
     if gap == 0.0 or not math.isfinite(gap) or not math.isfinite(sd):
         return math.inf
@@ -245,7 +238,7 @@ def seeds_to_decide(mean: float, sd: float, threshold: float, confidence: float 
     z_level, z_power = NormalDist().inv_cdf(q), NormalDist().inv_cdf(power)
 
     def enough(n: int) -> bool:
-        c = VALUES.get(n, {}).get(q) or z_level
+        c = table.get(n, {}).get(q) or z_level
         return n >= ((c + z_power) * sd / gap) ** 2
 
     normal = math.ceil(((z_level + z_power) * sd / gap) ** 2)
