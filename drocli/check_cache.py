@@ -33,7 +33,7 @@ from pathlib import Path
 
 from drocli.integrity import RECORDS, file_digest
 
-FILES = ("spec.yaml", "manifest.json", RECORDS, "records.csv", "artifacts.npz")
+FILES = ("spec.yaml", "manifest.json", RECORDS, "records.csv", "artifacts.npz", "verdicts.json")
 PACKAGES = ("numpy", "scipy", "pandas")
 VERSION = 1     # of the stored format
 

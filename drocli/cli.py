@@ -87,6 +87,17 @@ def _failed_stream(e: OSError) -> str | None:
     return None
 
 
+def _folder_path(ctx, param, value):
+    """An output folder given on the command line: never empty (Path('') is the working
+    directory itself, which a run would then fill)."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise click.BadParameter("is empty: name a folder (e.g. results/mine), or leave "
+                                 "the option out", param=param)
+    return Path(value)
+
+
 def _default_out(spec) -> Path:
     name = spec.name if spec.profile == spec.default_profile else f"{spec.name}-{spec.profile}"
     return Path("results") / name
@@ -116,7 +127,7 @@ def cli():
               help="Run only this solver entry (label or name); repeatable.")
 @click.option("--data", "-d", "only_data", multiple=True, metavar="CASE",
               help="Run only this case (named setting) of the spec; repeatable.")
-@click.option("--out", "-o", type=click.Path(path_type=Path),
+@click.option("--out", "-o", type=click.Path(), callback=_folder_path,
               help="Results folder [default: results/<spec name>, -<profile> unless paper].")
 @click.option("-j", "--jobs", "n_jobs", type=int, default=1, show_default=True,
               callback=_jobs, help="Cells run in parallel (-1: all cores).")
@@ -249,7 +260,7 @@ the folders, the options and drocli itself: checking the same bytes again replay
 
 @cli.command(epilog=EPILOG_PLOT)
 @click.argument("results_dir", metavar="RESULTS_DIR", type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(path_type=Path),
+@click.option("--out", "-o", type=click.Path(), callback=_folder_path,
               help="Figure folder [default: RESULTS_DIR/figures].")
 @click.option("--format", "fmt", type=click.Choice(["png", "pdf", "svg"]), default="png",
               show_default=True)
@@ -283,6 +294,9 @@ def plot(results_dir, out, fmt):
                           fix=MATH_FIX) from None
     for p in paths:
         click.echo(str(p))
+    for line in spec._unread:          # figures whose kind's plug-in is not installed
+        click.echo(f"drocli: {results_dir}: {line}: not drawn; install the package that "
+                   "brings it", err=True)
 
 
 @cli.command(epilog=EPILOG_CHECK)
@@ -471,7 +485,7 @@ def show(spec_file, overrides, multirun, only_solvers, only_data, profile, sets)
 @cli.command()
 @click.argument("results_dirs", metavar="RESULTS_DIR...", nargs=-1, required=True,
                 type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+@click.option("--out", "-o", type=click.Path(), required=True, callback=_folder_path,
               help="Report folder (Markdown and HTML pages, index, the figures copied in); "
                    "required: the tracked docs/report is written only when named.")
 @click.option("--readme", type=click.Path(dir_okay=False, path_type=Path),

@@ -21,8 +21,8 @@ def reporter(cell_id: str):
     """A callable fraction -> None writing this cell's progress, or None when no bar
     listens."""
     where = os.environ.get(ENV)
-    if not where:
-        return None
+    if not where or Path(where).parts[-2:] != ("cells", ".progress"):
+        return None             # only the run's own folder (`drocli run` sets it)
     path = Path(where) / cell_id
 
     def report(fraction: float) -> None:

@@ -248,6 +248,7 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
         return failed
     bar = _progress(len(pending), quiet)
     os.environ["DROCLI_PARENT_PID"] = str(os.getpid())    # local workers inherit it
+    os.environ.pop(progress.ENV, None)     # drocli's own channel: never one set from outside
     watch = None
     if bar is not None:      # the bar moves within cells too (progress files of the workers)
         watch = progress.Watcher(bar, ownership.inside(out, out / "cells" / ".progress" / "x")
@@ -383,6 +384,10 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
         backend=backend, records_rows=len(df), records_file=rec_path, claims=claims_fixed,
         statuses=statuses, earlier=(previous, committed), provenance=prov))
     _clear_pending(out)
+    if spec.claims:         # the verdicts as judged now, for readers without the plug-ins
+        from drocli.verdicts import record_verdicts
+
+        record_verdicts(out)
     return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path)
 
 

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from drocli import registry
 from drocli.errors import DrocliError, did_you_mean
@@ -197,8 +205,8 @@ def budget_limit(var: str, default: float) -> float:
         limit = float(raw)
     except ValueError:
         limit = float("nan")
-    if not limit > 0:
-        raise DrocliError(f"{raw!r} is not a number > 0", key=var,
+    if not (0 < limit < math.inf):
+        raise DrocliError(f"{raw!r} is not a finite number > 0", key=var,
                           fix=f"set e.g. {var}={default:.0e}, or unset it")
     return limit
 
@@ -273,6 +281,7 @@ class SequentialPlan(_Strict):
 
 
 class Spec(_Strict):
+    _unread: list = PrivateAttr(default_factory=list)   # figures of kinds not installed
     name: str = Field(pattern=NAME_PATTERN)   # one safe path component
     title: str = ""
     paper: str = ""
@@ -477,7 +486,7 @@ def load_saved(path: str | Path) -> Spec:
         spec = Spec.model_validate(raw)
     except ValidationError as e:
         _raise_validation(e, file, raw)
-    validate_outputs(spec, file)
+    validate_outputs(spec, file, lenient=True)
     return spec
 
 
@@ -611,14 +620,24 @@ def check_profile_name(name, *, file: str | None, key: str) -> None:
                           file=file, key=key, fix=f"name profiles with {NAME_RULE}, e.g. smoke")
 
 
-def validate_outputs(spec: Spec, file: str) -> None:
-    """Figures and claims as their kinds' models (tagged unions on `kind`), in place."""
+def validate_outputs(spec: Spec, file: str, lenient: bool = False) -> None:
+    """Figures and claims as their kinds' models (tagged unions on `kind`), in place.
+    `lenient` (a results folder's saved spec): a claim of a kind not installed here is kept
+    as an OpaqueClaim, shown with its recorded verdict, and a figure of a kind not installed
+    is left out, named in `spec._unread` (`plot` says so)."""
     from drocli.claims import validate_claim
     from drocli.plots import validate_figure
 
-    spec.figures = [validate_figure(f, file=file, key=f"figures[{i}]")
-                    for i, f in enumerate(spec.figures)]
-    spec.claims = [validate_claim(c, file=file, key=f"claims[{i}]")
+    figures, unread = [], []
+    for i, f in enumerate(spec.figures):
+        kind = str(f.get("kind", "curves")) if isinstance(f, dict) else None
+        if lenient and kind is not None and kind not in registry.names("figure"):
+            unread.append(f"figure {f.get('name', i)!r}: kind {kind!r} is not installed here")
+            continue
+        figures.append(validate_figure(f, file=file, key=f"figures[{i}]"))
+    spec.figures = figures
+    spec._unread = unread
+    spec.claims = [validate_claim(c, file=file, key=f"claims[{i}]", lenient=lenient)
                    for i, c in enumerate(spec.claims)]
     for what, items in (("figure names", [f.name for f in spec.figures]),
                         ("claim ids", [c.id for c in spec.claims])):

@@ -36,8 +36,10 @@ def judge_folder(results_dir: Path) -> Judged:
     except DrocliError:
         man = {}
     tuning = tuning_seeds(spec, results_dir)
+    from drocli.claims import recorded
+
     claims = evaluate_claims(df, spec.claims, spec.profile, manifest=man, tuning=tuning,
-                             plan=spec.plan())
+                             plan=spec.plan(), recorded=recorded.read(results_dir))
     return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df))
 
 
@@ -55,3 +57,23 @@ def tuning_seeds(spec, results_dir: Path) -> dict | None:
     sources = [*block.get("source", []), *sorted({p for ps in used.values() for p in ps}
                                                  - set(block.get("source", [])))]
     return {**block, "seeds": seeds, "source": sources}
+
+
+def record_verdicts(results_dir: Path) -> None:
+    """At the end of a run: the folder's verdicts, judged now, into verdicts.json with each
+    claim kind's description and judging function (drocli.claims.recorded), so that the
+    folder can be judged and reported where those plug-ins are not installed. A folder
+    whose claims cannot be judged (a spec error `check` reports) records none."""
+    from drocli import registry
+    from drocli.claims import recorded
+
+    try:
+        judged = judge_folder(results_dir)
+    except DrocliError:
+        return
+    kinds = {}
+    for c in judged.spec.claims:
+        if not getattr(c, "opaque", False) and c.kind not in kinds:
+            e = registry.get("claim", c.kind)
+            kinds[c.kind] = (e.summary, registry.origin(e.func))
+    recorded.write(results_dir, [r for r in judged.claims], kinds)

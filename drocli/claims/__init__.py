@@ -166,9 +166,12 @@ class ClaimBase(Params):
         return self.per_seed_default if self.per_seed is None else self.per_seed
 
 
-def validate_claim(raw: Any, *, file: str | None = None, key: str = "claim") -> ClaimBase:
+def validate_claim(raw: Any, *, file: str | None = None, key: str = "claim",
+                   lenient: bool = False) -> ClaimBase:
     """The model of a claim entry, chosen by its `kind` (a tagged union over the registered
-    claim kinds; only the kind used is imported)."""
+    claim kinds; only the kind used is imported). `lenient` (a results folder's saved spec):
+    a kind not installed here gives an OpaqueClaim (drocli.claims.recorded), read with its
+    recorded verdict, instead of an error."""
     if isinstance(raw, ClaimBase):
         return raw
     if not isinstance(raw, dict):
@@ -177,6 +180,13 @@ def validate_claim(raw: Any, *, file: str | None = None, key: str = "claim") -> 
     if "kind" not in raw:
         raise DrocliError("required key is missing", file=file, key=f"{key}.kind",
                           fix="add `kind:` (`drocli list claims` shows the kinds)")
+    if lenient and str(raw["kind"]) not in registry.names("claim"):
+        from drocli.claims.recorded import OpaqueClaim
+
+        try:
+            return OpaqueClaim.model_validate(raw)
+        except ValidationError as e:
+            raise registry.validation_error(e, OpaqueClaim, file=file, prefix=key) from None
     entry = registry.get("claim", str(raw["kind"]), file=file, key=f"{key}.kind")
     try:
         return entry.params.model_validate(raw)
@@ -236,8 +246,8 @@ MULTIPLICITY = ("holds only if it holds against every other (intersection-union,
 
 
 def evaluate_claims(records, claims: list, profile: str, manifest: dict | None = None,
-                    tuning: dict | None = None, plan: dict | None = None
-                    ) -> list[ClaimResult]:
+                    tuning: dict | None = None, plan: dict | None = None,
+                    recorded: dict | None = None) -> list[ClaimResult]:
     """Evaluate every claim (model or dict) on the records for the given profile.
 
     A metric absent from the records is a spec error (DrocliError); labels absent from the
@@ -253,9 +263,34 @@ def evaluate_claims(records, claims: list, profile: str, manifest: dict | None =
         raise DrocliError(f"claim ids must be unique, repeated: {', '.join(dup)}",
                           key="claims")
     split = _ByMetric(records)
-    if manifest is None:
-        return [evaluate_at_looks(split.rows(c), c, profile, plan) for c in specs]
-    return [_registered(split.rows(c), c, profile, manifest, tuning, plan) for c in specs]
+    out = []
+    for c in specs:
+        if getattr(c, "opaque", False):
+            out.append(_as_recorded(c, profile, (recorded or {}).get(c.id)))
+        elif manifest is None:
+            out.append(evaluate_at_looks(split.rows(c), c, profile, plan))
+        else:
+            out.append(_registered(split.rows(c), c, profile, manifest, tuning, plan))
+    return out
+
+
+def _as_recorded(claim: ClaimBase, profile: str, rec: dict | None) -> ClaimResult:
+    """A claim whose kind is not installed: its verdict as recorded when its run finished
+    (verdicts.json), said to be such; SKIPPED when the folder holds none."""
+    reproduced = claim.reproduced if isinstance(claim.reproduced, bool) \
+        else profile in claim.reproduced
+    if not isinstance(rec, dict) or rec.get("status") not in TAGS:
+        return ClaimResult(claim.id, claim.text, claim.kind, "skipped",
+                           f"claim kind {claim.kind!r} is not installed here and the folder "
+                           "holds no verdict recorded at run time: install the package that "
+                           "brings it to judge this claim", reproduced, source=claim.source)
+    by = rec.get("judged_by") or "its plug-in"
+    return ClaimResult(claim.id, claim.text, claim.kind, str(rec["status"]),
+                       f"{rec.get('detail', '')} [as recorded when the run finished, judged "
+                       f"by {by}: claim kind {claim.kind!r} is not installed here, so it is "
+                       "not judged afresh]", reproduced,
+                       dict(rec.get("values") or {}), dict(rec.get("effects") or {}),
+                       source=claim.source)
 
 
 def evaluate_at_looks(records, claim: ClaimBase, profile: str, plan: dict | None

@@ -1,0 +1,61 @@
+"""Verdicts as judged when the run finished, kept in the results folder (verdicts.json), so
+that a folder opens without the plug-ins that made it (issue 42): a claim whose kind is not
+installed here is read as an `OpaqueClaim` and shown with its recorded verdict, said to be
+such; with the kind installed, `check` judges it afresh."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import ConfigDict, Field
+
+from drocli.claims import ClaimBase
+
+FILE = "verdicts.json"
+
+
+class OpaqueClaim(ClaimBase):
+    """A claim whose kind's plug-in is not installed: its fields as saved, no judge."""
+
+    model_config = ConfigDict(extra="allow")
+    needs_metric = False
+    others_optional = True
+
+    kind: str = Field(description="the claim kind, not installed here")
+    opaque: bool = True     # read with its recorded verdict, never judged
+
+    def quantity(self) -> str:
+        return f"the {self.kind} summary (claim kind not installed here)"
+
+
+def write(out: Path, results, kinds: dict) -> None:
+    """verdicts.json: per claim, its kind, the kind's description and the function that
+    judged it (`kinds`: kind -> (description, origin)), and its verdict, detail, compared
+    values and effects."""
+    from drocli.atomic import atomic_write_text
+
+    doc = {"claims": {r.id: {"kind": r.kind, "kind_description": kinds.get(r.kind, ("", ""))[0],
+                             "judged_by": kinds.get(r.kind, ("", ""))[1], "status": r.status,
+                             "detail": r.detail, "values": r.values, "effects": r.effects}
+                      for r in results}}
+    atomic_write_text(Path(out) / FILE, json.dumps(doc, indent=1, default=_plain) + "\n")
+
+
+def _plain(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def read(out: Path) -> dict:
+    """claim id -> its recorded verdict ({} when the folder holds none or it is unreadable)."""
+    from drocli.files import read_bytes
+
+    try:
+        doc = json.loads(read_bytes(Path(out) / FILE, 16 << 20))
+    except (OSError, ValueError, Exception):  # noqa: BLE001 -- a missing or bad file: none
+        return {}
+    claims = doc.get("claims") if isinstance(doc, dict) else None
+    return claims if isinstance(claims, dict) else {}
