@@ -195,9 +195,9 @@ class BudgetSpec(_Strict):
         return self
 
 
-def budget_limit(var: str, default: float) -> float:
+def budget_limit(var: str, default: float, allow_inf: bool = False) -> float:
     """A limit that an environment variable can raise (budgets, DROCLI_MAX_CELLS): `var`
-    (a number > 0), else `default`."""
+    (a number > 0, finite unless `allow_inf`: no limit), else `default`."""
     raw = os.environ.get(var)
     if raw is None or not raw.strip():
         return default
@@ -205,8 +205,9 @@ def budget_limit(var: str, default: float) -> float:
         limit = float(raw)
     except ValueError:
         limit = float("nan")
-    if not (0 < limit < math.inf):
-        raise DrocliError(f"{raw!r} is not a finite number > 0", key=var,
+    if not (0 < limit < math.inf or (allow_inf and limit == math.inf)):
+        raise DrocliError(f"{raw!r} is not a {'' if allow_inf else 'finite '}number > 0",
+                          key=var,
                           fix=f"set e.g. {var}={default:.0e}, or unset it")
     return limit
 
@@ -603,7 +604,7 @@ def check_cell_count(spec: Spec, file: str) -> None:
     """Refuse a spec whose grids multiply past DROCLI_MAX_CELLS (default 100,000) cells,
     before anything expands them: a typo there would run (or list) for hours."""
     var, default = MAX_CELLS
-    limit = budget_limit(var, default)     # the same reading as the budget limits (inf: none)
+    limit = budget_limit(var, default, allow_inf=True)     # inf: no limit
     n = cell_count(spec)
     if n > limit:                          # so the limit is finite (int(inf) was exit 3)
         raise DrocliError(f"the spec expands to {n:,} cells, more than {int(limit):,}",

@@ -37,7 +37,7 @@ def test_monitor_reports_fractions():
 
 def test_watcher_moves_bar_within_cells(tmp_path, monkeypatch):
     bar = Bar(total=3)
-    with progress.Watcher(bar, tmp_path / ".progress", interval=60) as w:
+    with progress.Watcher(bar, tmp_path / "cells" / ".progress", interval=60) as w:
         report = progress.reporter("cellA")
         assert report is not None
         report(0.5)
@@ -47,4 +47,4 @@ def test_watcher_moves_bar_within_cells(tmp_path, monkeypatch):
         w.done("cellA")                        # a finished cell counts whole, once
         assert bar.n == 1.25
     assert progress.reporter("cellC") is None  # no bar listening any more
-    assert not (tmp_path / ".progress").exists()
+    assert not (tmp_path / "cells" / ".progress").exists()

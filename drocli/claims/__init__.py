@@ -42,7 +42,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import Field, PrivateAttr, ValidationError, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from drocli import registry
 from drocli.errors import DrocliError
@@ -166,11 +166,27 @@ class ClaimBase(Params):
         return self.per_seed_default if self.per_seed is None else self.per_seed
 
 
+class OpaqueClaim(ClaimBase):
+    """A claim whose kind's plug-in is not installed here (a results folder's saved spec):
+    its fields as saved, no judge; shown with the verdict recorded when its run finished
+    (drocli.claims.recorded)."""
+
+    model_config = ConfigDict(extra="allow")
+    needs_metric: ClassVar[bool] = False
+    others_optional: ClassVar[bool] = True
+
+    kind: str = Field(description="the claim kind, not installed here")
+    opaque: bool = True     # read with its recorded verdict, never judged
+
+    def quantity(self) -> str:
+        return f"the {self.kind} summary (claim kind not installed here)"
+
+
 def validate_claim(raw: Any, *, file: str | None = None, key: str = "claim",
                    lenient: bool = False) -> ClaimBase:
     """The model of a claim entry, chosen by its `kind` (a tagged union over the registered
     claim kinds; only the kind used is imported). `lenient` (a results folder's saved spec):
-    a kind not installed here gives an OpaqueClaim (drocli.claims.recorded), read with its
+    a kind not installed here gives an OpaqueClaim, read with its
     recorded verdict, instead of an error."""
     if isinstance(raw, ClaimBase):
         return raw
@@ -181,8 +197,6 @@ def validate_claim(raw: Any, *, file: str | None = None, key: str = "claim",
         raise DrocliError("required key is missing", file=file, key=f"{key}.kind",
                           fix="add `kind:` (`drocli list claims` shows the kinds)")
     if lenient and str(raw["kind"]) not in registry.names("claim"):
-        from drocli.claims.recorded import OpaqueClaim
-
         try:
             return OpaqueClaim.model_validate(raw)
         except ValidationError as e:
@@ -462,6 +476,8 @@ def _judge_rows(rows, claim: ClaimBase, result, reproduced: bool) -> ClaimResult
         effects = res[3] if len(res) > 3 else {}
     except SkipClaim as exc:
         return result("skipped", str(exc))
+    except DrocliError:       # the spec asks what the records cannot give: exit 2, as ever
+        raise
     except Exception as exc:  # noqa: BLE001 -- a broken judge errs for its claim alone
         msg = " ".join(str(exc).split())[:200]
         return result("error", f"the judge of claim kind {claim.kind!r} "

@@ -1,32 +1,14 @@
 """Verdicts as judged when the run finished, kept in the results folder (verdicts.json), so
 that a folder opens without the plug-ins that made it (issue 42): a claim whose kind is not
-installed here is read as an `OpaqueClaim` and shown with its recorded verdict, said to be
-such; with the kind installed, `check` judges it afresh."""
+installed here is read as an `OpaqueClaim` (drocli.claims) and shown with its recorded
+verdict, said to be such; with the kind installed, `check` judges it afresh."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from pydantic import ConfigDict, Field
-
-from drocli.claims import ClaimBase
-
 FILE = "verdicts.json"
-
-
-class OpaqueClaim(ClaimBase):
-    """A claim whose kind's plug-in is not installed: its fields as saved, no judge."""
-
-    model_config = ConfigDict(extra="allow")
-    needs_metric = False
-    others_optional = True
-
-    kind: str = Field(description="the claim kind, not installed here")
-    opaque: bool = True     # read with its recorded verdict, never judged
-
-    def quantity(self) -> str:
-        return f"the {self.kind} summary (claim kind not installed here)"
 
 
 def write(out: Path, results, kinds: dict) -> None:
