@@ -16,49 +16,13 @@ import statistics
 import sys
 import time
 
-import numba
-import numpy as np
-
-from drocli import registry, testing
+from drocli import misbehaving, registry, testing
 from drocli.pool import supervised
 
 LIMIT = 2.0
 
 
-@numba.njit(cache=False)
-def _spin(x):
-    while x[0] >= 0.0:
-        x[0] += 1.0
-    return x[0]
-
-
-def python_loop(problem, params, rng, monitor):
-    """Loops in Python."""
-    while True:
-        pass
-
-
-def numba_loop(problem, params, rng, monitor):
-    """Loops in a compiled kernel."""
-    return _spin(np.zeros(1))
-
-
-def sleeps(problem, params, rng, monitor):
-    """Sleeps for an hour."""
-    time.sleep(3600)
-
-
-def slow_steps(problem, params, rng, monitor):
-    """Calls the monitor between steps of 0.05 s (stopped by the monitor, not killed)."""
-    x = problem.zero_point()
-    while monitor(x):
-        time.sleep(0.05)
-        problem.sample_gradients(x, rng.integers(problem.n, size=1))
-        x = x + 1e-3
-    return x
-
-
-SOLVERS = {f.__name__: f for f in (python_loop, numba_loop, sleeps, slow_steps)}
+SOLVERS = {**misbehaving.HANGS, "slow_steps": misbehaving.slow_steps}
 
 
 def cpu_model() -> str:

@@ -19,12 +19,12 @@ source digest and git commit."""
 from __future__ import annotations
 
 import logging
-import math
 import os
 import time
 from pathlib import Path
 
 from drocli.errors import DrocliError
+from drocli.limits import env_seconds
 
 POLL_S = 0.5                  # how often the client looks at its tasks and the workers
 TASK_S = 0.5                  # a task of several cells lasts about this long, once the
@@ -39,29 +39,15 @@ FIX_WORKER = ("install the client's drocli (same commit) on every worker, or sto
 _IDENTITY: dict | None = None
 
 
-def _seconds(name: str, default: float) -> float:
-    """A duration from the environment: a finite number > 0, else a one-line error."""
-    raw = os.environ.get(name, f"{default:g}")
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (0 < value < math.inf):
-        raise DrocliError(f"{raw!r} is not a number of seconds > 0", key=name,
-                          fix=f"set it to e.g. {name}={max(30, int(default))}, or unset it "
-                              f"({default:g} s)")
-    return value
-
-
 def dask_timeout() -> float:
     """Seconds to wait for the dask scheduler: DROCLI_DASK_TIMEOUT (default 10)."""
-    return _seconds("DROCLI_DASK_TIMEOUT", 10)
+    return env_seconds("DROCLI_DASK_TIMEOUT", 10)
 
 
 def no_worker_timeout() -> float:
     """Seconds a run waits while no worker is connected: DROCLI_DASK_NO_WORKER_TIMEOUT
     (default 60)."""
-    return _seconds("DROCLI_DASK_NO_WORKER_TIMEOUT", 60)
+    return env_seconds("DROCLI_DASK_NO_WORKER_TIMEOUT", 60)
 
 
 def check_settings(scheduler: str | None = None) -> None:

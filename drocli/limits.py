@@ -20,20 +20,24 @@ class TimeLimit(AssertionError):
     warm-up never swallows it."""
 
 
-def default_limit() -> float:
-    """DROCLI_CELL_LIMIT_S: a finite number of seconds > 0 (default 6 h), else a one-line
-    error naming the variable."""
-    raw = os.environ.get(LIMIT_VAR, "")
-    if not raw.strip():
-        return DEFAULT_LIMIT_S
+def env_seconds(name: str, default: float) -> float:
+    """A duration from the environment variable `name` (unset: `default`): a finite number
+    > 0, else a one-line error naming the variable."""
+    raw = os.environ.get(name, f"{default:g}")
     try:
         value = float(raw)
     except ValueError:
         value = math.nan
     if not (0 < value < math.inf):
-        raise DrocliError(f"{raw!r} is not a number of seconds > 0", key=LIMIT_VAR,
-                          fix=f"set it to e.g. {LIMIT_VAR}=3600, or unset it (6 h)")
+        raise DrocliError(f"{raw!r} is not a number of seconds > 0", key=name,
+                          fix=f"set it to e.g. {name}={max(30, int(default))}, or unset it "
+                              f"({default:g} s)")
     return value
+
+
+def default_limit() -> float:
+    """DROCLI_CELL_LIMIT_S (default 6 h)."""
+    return env_seconds(LIMIT_VAR, DEFAULT_LIMIT_S)
 
 
 def cell_limit(cell) -> float:

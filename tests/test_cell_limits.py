@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import time
 
-import numba
-import numpy as np
 import pytest
 
-from drocli import registry, testing
+from drocli import misbehaving, registry, testing
 from drocli.errors import DrocliError
 from drocli.limits import GRACE_S, default_limit
 from drocli.monitor import stalled
@@ -25,44 +23,12 @@ def test_the_kill_comes_within_5_s_of_the_limit_by_design():
     assert GRACE_S + POLL_S <= 5
 
 
-@numba.njit(cache=False)
-def _spin(x):
-    while x[0] >= 0.0:            # never false: the kernel never returns
-        x[0] += 1.0
-    return x[0]
-
-
-def _python_loop(problem, params, rng, monitor):
-    """A solver that loops in Python without calling the monitor."""
-    while True:
-        pass
-
-
-def _numba_loop(problem, params, rng, monitor):
-    """A solver that loops in a compiled kernel."""
-    return _spin(np.zeros(1))
-
-
-def _sleeps(problem, params, rng, monitor):
-    """A solver that sleeps for an hour."""
-    time.sleep(3600)
-
-
-def _no_move(problem, params, rng, monitor):
-    """A solver that spends oracle calls without changing its point."""
-    x = problem.zero_point()
-    while monitor(x):
-        problem.sample_gradients(x, rng.integers(problem.n, size=monitor.calls_until_due()))
-    return x
-
-
-HANGS = {"toy_python_loop": _python_loop, "toy_numba_loop": _numba_loop,
-         "toy_sleeps": _sleeps}
+HANGS = {f"toy_{name}": func for name, func in misbehaving.HANGS.items()}
 
 
 @pytest.fixture
 def toys():
-    for name, func in {**HANGS, "toy_no_move": _no_move}.items():
+    for name, func in {**HANGS, "toy_no_move": misbehaving.no_move}.items():
         registry.solver(name, family="finite_sum", description=f"toy: {func.__doc__}",
                         reference="none")(func)
     yield
@@ -91,17 +57,8 @@ def test_a_solver_that_never_returns_is_killed_soon_after_its_limit(toys, name):
 
 def test_a_solver_that_calls_the_monitor_stops_at_the_limit_with_its_rows(toys):
     """The monitor's own stop: a slow solver keeps the rows it recorded."""
-    def slow(problem, params, rng, monitor):
-        """A solver whose steps take 0.05 s."""
-        x = problem.zero_point()
-        while monitor(x):
-            time.sleep(0.05)
-            problem.sample_gradients(x, rng.integers(problem.n, size=1))
-            x = x + 1e-3
-        return x
-
     registry.solver("toy_slow", family="finite_sum", description="toy: slow steps",
-                    reference="none")(slow)
+                    reference="none")(misbehaving.slow_steps)
     try:
         cell = testing.tiny_cell("toy_slow", epochs=1e4, limit_s=1.0)
         (_, rows, st, _), = supervised([cell], 1, 1)
