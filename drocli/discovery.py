@@ -226,20 +226,19 @@ def scan(text: str, filename: str = "<source>") -> list[Found] | None:
     return scan_regex(text) if _simple(text) else scan_ast(text, filename)
 
 
-def _add(idx, found: list[Found], module: str, loose: list[str]) -> None:
+def _add(claims, found: list[Found], module: str, loose: list[str]) -> None:
     for f in found:
         if f.kind is None or f.name is None:
             if module not in loose:
                 loose.append(module)
             continue
-        idx[f.kind].setdefault(f.name, module)
-        _claim(f.kind, f.name, module)
+        _claim(claims, f.kind, f.name, module)
         if f.static is not None:
             STATIC.setdefault(f.kind, {}).setdefault(f.name, f.static)
 
 
-def _claim(kind: str, name: str, module: str) -> None:
-    mods = CLAIMANTS.setdefault(kind, {}).setdefault(name, [])
+def _claim(claims, kind: str, name: str, module: str) -> None:
+    mods = claims[kind].setdefault(name, [])
     if module not in mods:
         mods.append(module)
 
@@ -254,30 +253,31 @@ def claimants(kind: str, name: str) -> list[str]:
 
 def index() -> dict[str, dict[str, str]]:
     """kind -> name -> module, from drocli's sources and the `drocli.plugins` entry points."""
-    global INDEX, LOOSE_PLUGINS
+    global INDEX, LOOSE_PLUGINS, CLAIMANTS
     if INDEX is not None:
         return INDEX
-    idx: dict[str, dict[str, str]] = {k: {} for k in KINDS}
+    claims: dict[str, dict[str, list[str]]] = {k: {} for k in KINDS}
     loose: list[str] = []
     root = Path(__file__).resolve().parent
     for sub in _SCAN:
         for path in sorted((root / sub).rglob("*.py")):
             found = scan(path.read_text(encoding="utf-8"), str(path))
             if found:
-                _add(idx, found, _module_name(path, root), loose)
+                _add(claims, found, _module_name(path, root), loose)
     for ep in _plugin_entry_points():
         kind, _, name = ep.name.partition(".")
         module = ep.value.split(":")[0].strip()
         found = _scan_module(module)
         if found:
-            _add(idx, found, module, loose)
+            _add(claims, found, module, loose)
         if kind in KINDS and name:
-            idx[kind].setdefault(name, module)
-            _claim(kind, name, module)
+            _claim(claims, kind, name, module)
         elif found is None and module not in loose:
             loose.append(module)
-    INDEX, LOOSE_PLUGINS = idx, loose
-    return idx
+    # a name's module is the first found registering it (drocli's before the entry points)
+    INDEX = {k: {n: mods[0] for n, mods in v.items()} for k, v in claims.items()}
+    CLAIMANTS, LOOSE_PLUGINS = claims, loose
+    return INDEX
 
 
 def _scan_module(module: str) -> list[Found] | None:

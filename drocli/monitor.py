@@ -43,12 +43,12 @@ class Monitor:
     `metrics` selects which of `problem.evaluate(...)`'s values are kept (None keeps all).
     `evaluate=False` keeps the checkpoints but evaluates and records nothing (the worker's
     warm-up: its run is discarded, and at n = 1e6 each evaluation is a pass over the data).
-    Past `deadline` (a `clock` value: the cell's wall limit, drocli.limits) or `max_time_s`
-    of solver time, the next call stops the solver with status `timeout`.
+    Past `deadline` (a `clock` value: the cell's wall limit, drocli.limits), the next call
+    stops the solver with status `timeout`.
     """
 
     def __init__(self, problem, budget: int, checkpoints: int = 50, spacing: str = "linear",
-                 metrics=None, max_time_s: float | None = None, clock=time.perf_counter,
+                 metrics=None, clock=time.perf_counter,
                  stall_calls: int = STALL_CALLS, evaluate: bool = True,
                  deadline: float = math.inf):
         self.problem = problem
@@ -59,7 +59,6 @@ class Monitor:
         # a problem that declares `metrics_on_request` is told which metrics are kept
         self._asked = ({"wanted": frozenset(self.metrics)} if self.metrics is not None
                        and getattr(problem, "metrics_on_request", False) else {})
-        self.max_time_s = max_time_s     # of the solver's clock
         self.deadline = float(deadline)    # a `clock` value: the cell's wall limit
         self._clock = clock
         self._t0 = clock()
@@ -119,8 +118,7 @@ class Monitor:
         calls = self.calls
         if not force:
             self._check_progress(calls)
-        if (self.max_time_s is not None and self.elapsed() > self.max_time_s) or \
-                self._clock() > self.deadline:
+        if self._clock() > self.deadline:
             self.status = "timeout"
         if force or calls >= self.next_at or calls >= self.budget or self.done:
             self._record(calls, point, named)

@@ -61,6 +61,7 @@ class _Worker:
         self.conn.send(cell)
 
     def kill(self) -> None:
+        """Stop the worker now (one told to stop has usually left already), then reap it."""
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join(5)
@@ -131,14 +132,10 @@ def supervised(pending, blas_threads: int, workers: int, run=None):
                                               f"{limit:g} s ({why_limit(w.cell)}): the "
                                               "solver did not return")
     finally:                    # done, Ctrl-C or an error: no worker outlives the run
-        for w in busy:
-            if w.proc.is_alive():
-                w.proc.kill()
-        for w in spare:
+        for w in spare:         # idle ones are told to stop; busy ones are killed
             try:
                 w.conn.send(None)
             except OSError:
-                w.proc.kill()
+                pass
         for w in busy + spare:
-            w.proc.join(5)
-            w.conn.close()
+            w.kill()

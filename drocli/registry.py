@@ -277,8 +277,8 @@ def load_kind(kind: str) -> None:
     """Import every module that registers an entry of `kind` (for listings and tests)."""
     if kind in _LOADED_KINDS:
         return
-    for name, module in index()[kind].items():
-        for mod in discovery.claimants(kind, name) or [module]:
+    for name in index()[kind]:
+        for mod in discovery.claimants(kind, name):
             _import(mod, kind, name)
     _load_loose()
     _LOADED_KINDS.add(kind)
@@ -304,8 +304,7 @@ def get(kind: str, name: str, *, file: str | None = None, key: str | None = None
     table = _REGISTRY[kind]
     found = discovery.claimants(kind, name) if isinstance(name, str) else []
     if name not in table or len(found) > 1:       # every claimant: a clash surfaces here
-        module = index()[kind].get(name) if isinstance(name, str) else None
-        for mod in found or ([module] if module is not None else []):
+        for mod in found:
             _import(mod, kind, name)
         if name not in table:
             _load_loose()

@@ -76,4 +76,4 @@ def record_verdicts(results_dir: Path) -> None:
         if not getattr(c, "opaque", False) and c.kind not in kinds:
             e = registry.get("claim", c.kind)
             kinds[c.kind] = (e.summary, registry.origin(e.func))
-    recorded.write(results_dir, [r for r in judged.claims], kinds)
+    recorded.write(results_dir, judged.claims, kinds)

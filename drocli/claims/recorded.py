@@ -17,10 +17,12 @@ def write(out: Path, results, kinds: dict) -> None:
     values and effects."""
     from drocli.atomic import atomic_write_text
 
-    doc = {"claims": {r.id: {"kind": r.kind, "kind_description": kinds.get(r.kind, ("", ""))[0],
-                             "judged_by": kinds.get(r.kind, ("", ""))[1], "status": r.status,
-                             "detail": r.detail, "values": r.values, "effects": r.effects}
-                      for r in results}}
+    doc = {"claims": {}}
+    for r in results:
+        description, judged_by = kinds.get(r.kind, ("", ""))
+        doc["claims"][r.id] = {"kind": r.kind, "kind_description": description,
+                               "judged_by": judged_by, "status": r.status, "detail": r.detail,
+                               "values": r.values, "effects": r.effects}
     atomic_write_text(Path(out) / FILE, json.dumps(doc, indent=1, default=_plain) + "\n")
 
 
@@ -33,11 +35,12 @@ def _plain(v):
 
 def read(out: Path) -> dict:
     """claim id -> its recorded verdict ({} when the folder holds none or it is unreadable)."""
+    from drocli.errors import DrocliError
     from drocli.files import read_bytes
 
-    try:
+    try:                  # a missing, irregular, oversized or unparsable file: none
         doc = json.loads(read_bytes(Path(out) / FILE, 16 << 20))
-    except (OSError, ValueError, Exception):  # noqa: BLE001 -- a missing or bad file: none
+    except (OSError, ValueError, DrocliError):
         return {}
     claims = doc.get("claims") if isinstance(doc, dict) else None
     return claims if isinstance(claims, dict) else {}
