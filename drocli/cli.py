@@ -643,6 +643,9 @@ def main(argv=None):
     import signal
     import threading
 
+    from drocli.scratch import matplotlib_config
+
+    matplotlib_config()
     before = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGHUP):

@@ -7,11 +7,19 @@ dispatcher. At that moment every LazyKernel in the defining module's globals, an
 drocli modules those globals name, is replaced by its dispatcher (transitively), because numba
 resolves a kernel's callees through its module globals when it compiles. The compiled code is
 exactly what `numba.njit(**options)(func)` gives.
+
+A kernel declared `cache=True` needs a writable folder for its cache. When neither the
+install's `__pycache__` nor the user's cache folder (under HOME) is writable (a read-only
+install run by a user without a home), numba refuses with "no locator available"; the kernel
+then caches in a private folder under the system's temporary folder, and compiles uncached if
+there is none.
 """
 
 from __future__ import annotations
 
 import types
+
+from drocli.scratch import private_dir
 
 _REALIZED: set[int] = set()
 
@@ -32,9 +40,7 @@ class LazyKernel:
     @property
     def dispatcher(self):
         if self._disp is None:
-            import numba
-
-            self._disp = numba.njit(**self._options)(self._func)
+            self._disp = _dispatcher(self._func, self._options)
             _realize(self._func.__globals__)
         return self._disp
 
@@ -63,6 +69,28 @@ class LazyIntrinsic(LazyKernel):
         if self._disp is None:
             self._disp = self._func()
         return self._disp
+
+
+def _dispatcher(func, options: dict):
+    """numba.njit(**options)(func), with a private cache folder when numba finds no
+    writable one (see the module's docstring)."""
+    import numba
+
+    try:
+        return numba.njit(**options)(func)
+    except RuntimeError as exc:
+        if not options.get("cache") or "no locator available" not in str(exc):
+            raise
+    from numba.core import config
+
+    folder = private_dir("numba")
+    if folder is not None:
+        config.CACHE_DIR = folder
+        try:
+            return numba.njit(**options)(func)
+        except RuntimeError:
+            pass
+    return numba.njit(**{**options, "cache": False})(func)
 
 
 def _realize(namespace: dict) -> None:
