@@ -67,7 +67,8 @@ def _other_user() -> list[str] | None:
     if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("setpriv") is None:
         return None
     real = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    probe = subprocess.run([*real, sys.executable, "-c", "import numpy, numba"], capture_output=True, cwd="/")
+    probe = subprocess.run([*real, sys.executable, "-c", "import numpy, numba"],
+                           capture_output=True, cwd="/")
     if probe.returncode == 0:
         return real
     return ["setpriv", "--inh-caps=-all", "--bounding-set=-all"]   # root without capabilities
@@ -124,7 +125,7 @@ def _read_only_install(commands: bool) -> None:
         assert not list(home.iterdir()), "nothing written into HOME"
         if not commands:
             return
-        from tests.conftest import TINY_SPEC   # every command, in a folder the process owns
+        from tests.conftest import TINY_SPEC  # every command, in a folder the process owns
         work = temp / "work"
         work.mkdir()
         (work / "tiny.yaml").write_text(TINY_SPEC)
