@@ -57,11 +57,12 @@ class CIFAR10Params(PixelSourceParams):
 memory = pixel_memory(3072, 60000)
 
 
-# Krizhevsky's release and its MD5 (https://www.cs.toronto.edu/~kriz/cifar.html)
+# Krizhevsky's release, its MD5 and size (https://www.cs.toronto.edu/~kriz/cifar.html)
 DOWNLOADS = Downloads(
     base="https://www.cs.toronto.edu/~kriz/",
     homepage="https://www.cs.toronto.edu/~kriz/cifar.html",
-    files=(Remote(ARCHIVE, md5="c58f30108f718f92721af3b95e74349a", extract=FILES),))
+    files=(Remote(ARCHIVE, md5="c58f30108f718f92721af3b95e74349a", size=170498071,
+                  extract=FILES),))
 
 @registry.data(
     NAME,

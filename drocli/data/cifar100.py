@@ -95,11 +95,12 @@ def memory(params: dict) -> int:
     return image_memory(N_CLASSES, 3072, params)
 
 
-# Krizhevsky's release and its MD5 (https://www.cs.toronto.edu/~kriz/cifar.html)
+# Krizhevsky's release, its MD5 and size (https://www.cs.toronto.edu/~kriz/cifar.html)
 DOWNLOADS = Downloads(
     base="https://www.cs.toronto.edu/~kriz/",
     homepage="https://www.cs.toronto.edu/~kriz/cifar.html",
-    files=(Remote(ARCHIVE, md5="eb9058c3a382ffc7106e4002c42a8d85", extract=FILES),))
+    files=(Remote(ARCHIVE, md5="eb9058c3a382ffc7106e4002c42a8d85", size=169001437,
+                  extract=FILES),))
 
 @registry.data(
     NAME,

@@ -63,14 +63,19 @@ def memory(params: dict) -> int:
     return image_memory(N_CLASSES, 784, params)
 
 
-# Zalando Research's address and the published MD5s (github.com/zalandoresearch/fashion-mnist)
+# Zalando Research's address, the published MD5s and the files' sizes
+# (github.com/zalandoresearch/fashion-mnist)
 DOWNLOADS = Downloads(
     base="http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
     homepage="https://github.com/zalandoresearch/fashion-mnist",
-    files=(Remote("train-images-idx3-ubyte.gz", md5="8d4fb7e6c68d591d4c3dfef9ec88bf0d"),
-           Remote("train-labels-idx1-ubyte.gz", md5="25c81989df183df01b3e8a0aad5dffbe"),
-           Remote("t10k-images-idx3-ubyte.gz", md5="bef4ecab320f06d8554ea6380940ec79"),
-           Remote("t10k-labels-idx1-ubyte.gz", md5="bb300cfdad3c16e7a12a480ee83cd310")))
+    files=(Remote("train-images-idx3-ubyte.gz", md5="8d4fb7e6c68d591d4c3dfef9ec88bf0d",
+                  size=26421880),
+           Remote("train-labels-idx1-ubyte.gz", md5="25c81989df183df01b3e8a0aad5dffbe",
+                  size=29515),
+           Remote("t10k-images-idx3-ubyte.gz", md5="bef4ecab320f06d8554ea6380940ec79",
+                  size=4422102),
+           Remote("t10k-labels-idx1-ubyte.gz", md5="bb300cfdad3c16e7a12a480ee83cd310",
+                  size=5148)))
 
 @registry.data(
     NAME,

@@ -42,14 +42,18 @@ memory = pixel_memory(784, 70000)
 
 
 # torchvision's mirror of the LeCun files (the original host is often down) and the MD5s
-# torchvision checks them against
+# torchvision checks them against (the sizes: the files' Content-Length)
 DOWNLOADS = Downloads(
     base="https://ossci-datasets.s3.amazonaws.com/mnist/",
     homepage="http://yann.lecun.com/exdb/mnist/",
-    files=(Remote("train-images-idx3-ubyte.gz", md5="f68b3c2dcbeaaa9fbdd348bbdeb94873"),
-           Remote("train-labels-idx1-ubyte.gz", md5="d53e105ee54ea40749a09fcbcd1e9432"),
-           Remote("t10k-images-idx3-ubyte.gz", md5="9fb629c4189551a2d022fa330f9573f3"),
-           Remote("t10k-labels-idx1-ubyte.gz", md5="ec29112dd5afa0611ce80d1b7f02629c")))
+    files=(Remote("train-images-idx3-ubyte.gz", md5="f68b3c2dcbeaaa9fbdd348bbdeb94873",
+                  size=9912422),
+           Remote("train-labels-idx1-ubyte.gz", md5="d53e105ee54ea40749a09fcbcd1e9432",
+                  size=28881),
+           Remote("t10k-images-idx3-ubyte.gz", md5="9fb629c4189551a2d022fa330f9573f3",
+                  size=1648877),
+           Remote("t10k-labels-idx1-ubyte.gz", md5="ec29112dd5afa0611ce80d1b7f02629c",
+                  size=4542)))
 
 @registry.data(
     NAME,
