@@ -492,14 +492,18 @@ def _caption(page: Page, png: Path) -> tuple[str, str]:
     return " ".join(title.split()), " ".join(caption.split())
 
 
+# a warning, not a verdict: white with a dashed amber border, unlike every STATUS_COLORS fill
+WARN = "background:#ffffff;border:2px dashed #b35c00;color:#7a3e00"
+DIRTY_MEANS = ("recorded from a dirty working tree: its commit plus uncommitted or untracked "
+               "changes, so that commit alone may not reproduce these numbers")
 CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
        "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;"
        "padding:4px 8px;vertical-align:top;text-align:left}img{max-width:100%}"
        "figure{margin:1.5em 0}figcaption{font-size:0.9em;color:#333;margin-top:0.4em}"
-       ".dirty{background:#fff3cd;border:2px solid #997404;padding:0.6em 1em;"
-       "font-weight:bold}.num{text-align:right;font-variant-numeric:tabular-nums}"
+       f".dirty{{{WARN};padding:0.6em 1em;font-weight:bold}}"
+       ".num{text-align:right;font-variant-numeric:tabular-nums}"
        ".badge{display:inline-block;padding:1px 6px;margin:1px;border-radius:3px;"
-       "border:1px solid #bbb}tr.claim td{border-top:2px solid #888}"
+       f"border:1px solid #bbb}}.badge.warn{{{WARN}}}tr.claim td{{border-top:2px solid #888}}"
        "tr.total td{font-weight:bold;border-top:2px solid #888}")
 
 
@@ -646,7 +650,8 @@ def index(pages: list[Page], ext: str) -> str:
              f"({t['inconclusive_share'] / t['judged']:.0%})" if t["judged"] else "-")
     intro = " ".join(s for s in (
         f"{len(pages)} results folders, {t['claims']} claims: {words or 'none'}.",
-        f"{t['dirty']} folder(s) were recorded from a dirty working tree.",
+        f"{t['dirty']} folder(s) were recorded from a dirty working tree (uncommitted or "
+        "untracked changes beside the commit, which alone may not reproduce them).",
         decide_sentence(t)) if s)
     if ext == "md":
         head = TABLE_HEAD
@@ -672,7 +677,7 @@ def index(pages: list[Page], ext: str) -> str:
             f"<td class=\"num\">{seeds_cell(p)}</td><td>{badges(counts(p))}{note}</td>"
             + "".join(f"<td class=\"num\">{e(x)}</td>" for x in shares(p))
             + f"<td><code>{e(commit)}</code>"
-            + (' <span class="badge" style="background:#fff3cd">dirty</span>' if dirty
+            + (f' <span class="badge warn" title="{e(DIRTY_MEANS)}">dirty</span>' if dirty
                else "") + "</td></tr>")
     rows.append(f'<tr class="total"><td>total</td><td></td><td></td><td>{badges(t)}</td>'
                 f'<td class="num">{e(share)}</td><td class="num">{t["post"]}</td>'
@@ -680,7 +685,9 @@ def index(pages: list[Page], ext: str) -> str:
     legend = " ".join(f'<span class="badge" style="background:{_color(k)}">{e(w)}</span>'
                       for k, w in SUMMARY_ORDER if k != "skipped")
     return _html_page("Reproduction report",
-                      f"<h1>Reproduction report</h1><p>{e(intro)}</p><p>Colours: {legend}</p>"
+                      f"<h1>Reproduction report</h1><p>{e(intro)}</p><p>Colours: {legend}"
+                      f'. Warning: <span class="badge warn" title="{e(DIRTY_MEANS)}">dirty'
+                      f"</span> = {e(DIRTY_MEANS)}.</p>"
                       "<table><tr><th>results</th><th>profile</th><th>seeds</th><th>verdicts "
                       "(effect intervals at each claim's confidence, default 95 %)</th>"
                       "<th>inconclusive</th><th>post hoc</th><th>on tuning seeds</th>"
