@@ -49,6 +49,7 @@ class Page:
     links: list[str] | None = None    # figure paths relative to the report folder
     cell_times: dict = field(default_factory=dict)   # cell -> solver seconds (last time_s)
     tests: dict = field(default_factory=dict)   # claim id -> the test, generated from its fields
+    effect_words: dict = field(default_factory=dict)   # claim id -> what its effects are
     flags: list = field(default_factory=list)   # flags.Flag: what was edited after the run
     seeds_used: int | None = None     # distinct seeds in the records (looks add to `seeds`)
     looks: list | None = None         # the sequential plan's looks, if any
@@ -82,6 +83,7 @@ def _load(results_dir: Path) -> Page:
                 list(spec.seeds), judged.manifest, claims, figures, completeness.note(),
                 " ".join((spec.description or "").split()), captions, cell_times=times,
                 tests={c.id: c.test_text() for c in spec.claims}, flags=judged.flags,
+                effect_words={c.id: c.effect_text() for c in spec.claims},
                 seeds_used=int(df["seed"].nunique()) if df is not None and "seed" in df
                 else None, looks=list(spec.sequential.looks) if spec.sequential else None)
 
@@ -398,12 +400,13 @@ def _overall(c) -> str:
     return _word(overall(c.effects)) if c.effects else "-"
 
 
-def _claim_note(c, shared: str) -> str:
-    """What a claim's comparison rows share beyond the page's note: its own procedure
-    when the page's differ, its Bonferroni level, how many comparisons."""
+def _claim_note(c, shared: str, words: str = "") -> str:
+    """What a claim's comparison rows share beyond the page's note: what its effects are
+    (unit and sign), its own procedure when the page's differ, its multiple-comparison
+    level, how many seeds would decide it."""
     if not c.effects:
         return "not judged on this profile" if c.status == "skipped" else "no effect computed"
-    bits = [] if shared else [_note_of(c.effects)]
+    bits = [words] + ([] if shared else [_note_of(c.effects)])
     if _bonferroni(c.effects):
         bits.append(_bonferroni(c.effects))
     bits.append(decision_note(c))
@@ -449,7 +452,7 @@ def markdown(page: Page) -> str:
     lines += ["| claim | status | compared with | effect | interval | verdict |",
               "|---|---|---|---|---|---|"]
     for c in page.claims:
-        note, comps = _claim_note(c, shared), comparisons(c)
+        note, comps = _claim_note(c, shared, page.effect_words.get(c.id, "")), comparisons(c)
         if len(comps) == 1 and not note:      # one comparison: one row
             other, mean, interval, verdict = comps[0]
             lines.append(f"| `{c.id}` | {_gen(_status(c))} | {cell(other)} | {mean} | "
@@ -531,9 +534,9 @@ def html_page(page: Page) -> str:
     shared = seeds_note(page)
     claims = []
     for c in page.claims:
-        comps = comparisons(c)
+        comps, note = comparisons(c), _claim_note(c, shared, page.effect_words.get(c.id, ""))
         key = "post_hoc" if c.post_hoc and c.status != "fails" else c.status
-        if len(comps) == 1 and not _claim_note(c, shared):      # one comparison: one row
+        if len(comps) == 1 and not note:      # one comparison: one row
             o, m, i, v = comps[0]
             claims.append(
                 f'<tr class="claim"><td><code>{e(c.id)}</code></td>'
@@ -545,7 +548,7 @@ def html_page(page: Page) -> str:
         claims.append(
             f'<tr class="claim"><td{span}><code>{e(c.id)}</code></td>'
             f'<td{span} style="background:{_color(key)}">{e(_status(c))}</td>'
-            f"<td colspan=\"3\"><small>{e(_claim_note(c, shared))}</small></td>"
+            f"<td colspan=\"3\"><small>{e(note)}</small></td>"
             f'<td style="background:{_color(c.status)}"><b>{e(_overall(c))}</b></td></tr>')
         claims += [f"<tr><td>{e(o)}</td><td class=\"num\">{e(m)}</td><td>{e(i)}</td>"
                    f"<td>{e(v)}</td></tr>" for o, m, i, v in comps]

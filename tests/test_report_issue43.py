@@ -5,6 +5,7 @@ one folder keep both; a non-UTF-8 folder name; --out naming a file; SIGTERM at a
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -41,3 +42,37 @@ def test_dirty_badge_is_a_warning_with_its_meaning(recorded):
     assert f".badge.warn{{{WARN}}}" in text
     assert "Warning:" in text and DIRTY_MEANS in text
     assert "uncommitted" in index([page], "md")
+
+
+def _claim(**kw):
+    from drocli.claims import validate_claim
+
+    base = {"id": "c", "text": "t", "solver": "A", "others": ["B"], "metric": "loss"}
+    return validate_claim({**base, **kw})
+
+
+def test_each_effect_says_what_it_is_its_unit_and_sign(recorded):
+    """Every claim row of a page says what its effects are (which difference, in which
+    unit, which sign favours whom), generated from the claim's fields the way the kinds
+    sign their differences (positive: the claimed direction)."""
+    from drocli.report import _load, html_page, markdown
+
+    page = _load(recorded)
+    words = ("effect = mean over seeds of (SMD's final max_risk_train minus ALEG's), in "
+             "units of max_risk_train; positive favours ALEG")
+    assert page.effect_words["below_start"].startswith(words)
+    assert words in markdown(page) and html.escape(words) in html_page(page)
+    assert "(B's final loss minus A's)" in _claim(kind="final_below").effect_text()
+    above = _claim(kind="final_below", direction="above", factor=1.05, margin=0.1,
+                   others=["B", "C"]).effect_text()
+    assert "(A's final loss minus 1.05 x the other's)" in above and "above 0.1" in above
+    reach = _claim(kind="reach_first", level=0.5, x="time_s", factor=0.5).effect_text()
+    assert "(0.5 x B's time_s at reaching the level minus A's" in reach
+    assert "in time_s; positive favours A" in reach
+    assert "in seconds" in _claim(kind="wall_time_below", metric=None).effect_text()
+    spread = _claim(kind="spread_below").effect_text()
+    assert "ln(seed std of the other's final loss / that of A's), no unit" in spread
+    trend = _claim(kind="trend", across="nu", values=[0, 1]).effect_text()
+    assert "gap = the other's final loss minus A's" in trend and "grows" in trend
+    pooled = _claim(kind="pooled", others=[], value=0.05).effect_text()
+    assert "(0.05 minus the label's mean of the final loss" in pooled

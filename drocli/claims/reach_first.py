@@ -40,6 +40,16 @@ class ReachFirst(ClaimBase):
         return ("earlier than " + (f"{self.factor:g} x " if self.factor != 1 else "")
                 + ", ".join(self.others))
 
+    def unit(self) -> str:
+        return self.x
+
+    def effect_text(self) -> str:
+        scale = f"{self.factor:g} x " if self.factor != 1 else ""
+        other = f"{self.others[0]}'s" if len(self.others) == 1 else "the other's"
+        return (f"effect = mean over seeds of ({scale}{other} {self.x} at reaching the level "
+                f"minus {self.solver}'s; never reached: the last {self.x} recorded), in "
+                f"{self.x}; " + self.favours())
+
     @model_validator(mode="after")
     def _one_level(self):
         if (self.level is None) == (self.level_fraction is None):
