@@ -313,13 +313,6 @@ def _note_of(effects: dict) -> str:
             f"{unit}{'s' if n != 1 else ''}")
 
 
-def _bonferroni(effects: dict) -> str:
-    conf = next(iter(effects.values()))["confidence"]
-    k = max(len(effects), max(e.get("others", 1) for e in effects.values()))
-    return (f"refuted against any one at {1 - (1 - conf) / k:.4g} (Bonferroni over {k})"
-            if k > 1 else "")
-
-
 def comparisons(c) -> list[tuple[str, str, str, str]]:
     """One (other, effect, interval, verdict) per comparison of a claim result."""
     from drocli.claims.judge import _word
@@ -404,11 +397,12 @@ def _claim_note(c, shared: str, words: str = "") -> str:
     """What a claim's comparison rows share beyond the page's note: what its effects are
     (unit and sign), its own procedure when the page's differ, its multiple-comparison
     level, how many seeds would decide it."""
+    from drocli.claims.judge import refute_words
+
     if not c.effects:
         return "not judged on this profile" if c.status == "skipped" else "no effect computed"
     bits = [words] + ([] if shared else [_note_of(c.effects)])
-    if _bonferroni(c.effects):
-        bits.append(_bonferroni(c.effects))
+    bits.append(refute_words(c.effects))
     bits.append(decision_note(c))
     return "; ".join(b for b in bits if b)
 

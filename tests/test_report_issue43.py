@@ -76,3 +76,33 @@ def test_each_effect_says_what_it_is_its_unit_and_sign(recorded):
     assert "gap = the other's final loss minus A's" in trend and "grows" in trend
     pooled = _claim(kind="pooled", others=[], value=0.05).effect_text()
     assert "(0.05 minus the label's mean of the final loss" in pooled
+
+
+def _effect(verdict="inconclusive", others=3, confidence=0.95, **kw):
+    return {"method": "paired-t", "n": 10, "threshold": 0.0, "confidence": confidence,
+            "others": others, "mean": 0.1, "lo": -0.1, "hi": 0.3, "hi_refute": 0.4,
+            "verdict": verdict, **kw}
+
+
+def test_the_multiple_comparison_rule_is_in_plain_words_with_its_numbers(recorded):
+    """'refuted against any one at 0.9833 (Bonferroni over 3)' became words a new user
+    reads, the numbers kept; no page, check line or test text says 'Bonferroni'."""
+    from drocli.claims import ClaimResult
+    from drocli.claims.judge import effects_text
+    from drocli.report import _claim_note, _load, markdown
+
+    effects = {o: _effect() for o in ("B", "C", "D")}
+    plain = ("refuted if it fails against any one of its 3 comparisons (each tested at "
+             "98.33% confidence, so that all 3 together keep 95%)")
+    c = ClaimResult("c", "t", "final_below", "inconclusive", "", effects=effects)
+    assert plain in _claim_note(c, "paired-t 95% over 10 seeds")
+    assert plain in effects_text(effects)
+    nine = {f"B @ nu={i}": _effect(others=9) for i in range(9)}
+    assert "any one of its 9 comparisons (each tested at 99.44% confidence" in \
+        effects_text(nine)
+    assert "Bonferroni" not in effects_text({"B": _effect(others=1)})
+    assert "Bonferroni" not in markdown(_load(recorded))
+    test = _claim(kind="final_below", others=["B", "C", "D"]).test_text()
+    assert "Bonferroni" not in test and "all 3 together keep 95%" in test
+    trend = _claim(kind="trend", across="nu", values=[0, 1, 2]).test_text()
+    assert "Bonferroni" not in trend and "together keep 95%" in trend

@@ -145,8 +145,9 @@ class ClaimBase(Params):
         """How the verdict is reached over seeds, others and panels."""
         k = len(self.others)
         text = (f"paired t on one value per seed at {self.confidence:.0%}"
-                + (f"; holds only against all {k}, refuted by any one at the Bonferroni "
-                   "level" if k > 1 else ""))
+                + (f"; holds only if it holds against all {k}, refuted if it fails against "
+                   f"any one (each such test stricter, so that all {k} together keep "
+                   f"{self.confidence:.0%})" if k > 1 else ""))
         return text + self.panels_clause()
 
     def panels_clause(self) -> str:

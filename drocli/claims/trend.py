@@ -59,8 +59,9 @@ class Trend(ClaimBase):
         return (f"{self.quantity()}: the gap {how}"
                 + (f" by more than {self.margin:g}" if self.margin > 0 else "")
                 + f"; paired t on the per-seed differences of gaps at {self.confidence:.0%},"
-                " holding only for every pair and other, refuted by any one at the "
-                "Bonferroni level" + self.panels_clause())
+                " holding only if it holds for every pair and other, refuted if any one "
+                "fails (each such test stricter, so that all together keep "
+                f"{self.confidence:.0%})" + self.panels_clause())
 
 
 def _pairs(claim: Trend) -> list[tuple]:
