@@ -315,7 +315,7 @@ def _note_of(effects: dict) -> str:
 
 def comparisons(c) -> list[tuple[str, str, str, str]]:
     """One (other, effect, interval, verdict) per comparison of a claim result."""
-    from drocli.claims.judge import _word
+    from drocli.claims.judge import CANNOT_DECIDE, _word
 
     out = []
     for other, e in (c.effects or {}).items():
@@ -328,11 +328,12 @@ def comparisons(c) -> list[tuple[str, str, str, str]]:
         else:
             interval = f"[{e['lo']:+.3g}, {e['hi']:+.3g}]{thr}"
         extra = []
-        if e.get("why") and e.get("lo") is not None:
+        cannot = str(e.get("why", "")).startswith(CANNOT_DECIDE)   # said on the claim's row
+        if e.get("why") and e.get("lo") is not None and not cannot:
             extra.append(e["why"])
         if e.get("unpaired"):
             extra.append(f"{e['unpaired']} diverged pair(s) left out")
-        if "seeds_to_decide" in e:
+        if "seeds_to_decide" in e and not cannot:
             extra.append(_decide(e["seeds_to_decide"]))
         verdict = "-" if e.get("lo") is None and e.get("p_holds") is None else _word(e["verdict"])
         out.append((str(other), mean, interval + (f" ({'; '.join(extra)})" if extra else ""),
@@ -357,10 +358,24 @@ def _distance(c) -> tuple[float, int]:
     return seeds_to_decide(c.effects), max(e["n"] for e in c.effects.values())
 
 
+def _cannot(c) -> str:
+    """The reason an inconclusive claim can never decide, when its kind gave one for each
+    undecided comparison ('' otherwise)."""
+    from drocli.claims.judge import CANNOT_DECIDE
+
+    whys = {str(e.get("why", "")) for e in (c.effects or {}).values()
+            if e.get("verdict") == "inconclusive"}
+    why = next(iter(whys)) if len(whys) == 1 else ""
+    return why if why.startswith(CANNOT_DECIDE) else ""
+
+
 def decision_note(c) -> str:
-    """For an inconclusive claim: how many seeds would decide it at its estimates."""
+    """For an inconclusive claim: how many seeds would decide it at its estimates, or why
+    none can."""
     if c.status != "inconclusive":
         return ""
+    if _cannot(c):
+        return _cannot(c)
     need, n = _distance(c)
     if math.isnan(need):
         return ""

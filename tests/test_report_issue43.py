@@ -106,3 +106,49 @@ def test_the_multiple_comparison_rule_is_in_plain_words_with_its_numbers(recorde
     assert "Bonferroni" not in test and "all 3 together keep 95%" in test
     trend = _claim(kind="trend", across="nu", values=[0, 1, 2]).test_text()
     assert "Bonferroni" not in trend and "together keep 95%" in trend
+
+
+def _reach_records(shift: float = 0.0, seeds: int = 6):
+    """Falling lines 1 - x/100 (A) and 1 - x/200 (B) on x = 0..100 per seed, A's x shifted
+    by `shift` (a stage it pays first)."""
+    import numpy as np
+    import pandas as pd
+
+    x = np.linspace(0, 100, 11)
+    rows = []
+    for label, slope, dx in (("A", 100, shift), ("B", 200, 0.0)):
+        for s in range(seeds):
+            for k, xi in enumerate(x):
+                rows.append(dict(experiment="e", cell=f"{label}-{s}", solver=label.lower(),
+                                 label=label, dataset="d", seed=s, step=k,
+                                 oracle_calls=xi + dx, time_s=(xi + dx) * 1e-3, metric="m",
+                                 value=1 - xi / slope + 0.001 * s))
+    return pd.DataFrame(rows)
+
+
+def test_a_level_every_method_starts_past_says_it_cannot_decide():
+    """reach_first with a level above every start: every method 'reaches' it at its first
+    point, no number of seeds decides; the verdict stays inconclusive and says so, with
+    the fix, in check's line and on the report's claim row. A claim that decides anyway
+    (the solver's curve starts later) keeps its verdict and gets no such words."""
+    from drocli.claims import evaluate_claims
+    from drocli.report import comparisons, decision_note
+
+    base = {"id": "r", "text": "t", "kind": "reach_first", "metric": "m", "solver": "A",
+            "others": ["B"]}
+    (r,) = evaluate_claims(_reach_records(), [{**base, "level": 1.5}], "paper")
+    why = "cannot decide: every method starts below the level 1.5; lower the level"
+    assert r.status == "inconclusive" and why in r.detail
+    assert decision_note(r) == why
+    assert "seeds to decide" not in comparisons(r)[0][2]
+    (r,) = evaluate_claims(_reach_records(), [{**base, "level": 1.5, "direction": "above"}],
+                           "paper")
+    assert "cannot decide" not in r.detail              # never reached: not this case
+    (r,) = evaluate_claims(_reach_records(), [{**base, "level": 0.5}], "paper")
+    assert r.status == "holds" and "cannot decide" not in r.detail          # a real level
+    (r,) = evaluate_claims(_reach_records(shift=50), [{**base, "level": 1.5}], "paper")
+    assert r.status == "fails" and "cannot decide" not in r.detail         # decided anyway
+    rec = _reach_records()
+    rec["value"] = 0.2 + rec["oracle_calls"] / 1000        # rising curves, all start above
+    (r,) = evaluate_claims(rec, [{**base, "level": 0.1, "direction": "above"}], "paper")
+    assert "every method starts above the level 0.1; raise the level" in decision_note(r)

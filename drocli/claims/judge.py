@@ -148,6 +148,11 @@ def effects_text(effects: dict[str, dict]) -> str:
             + "; ".join(parts) + f" -> {_word(overall(effects))}")
 
 
+# An undecided effect's `why` starting with this says no number of seeds can decide it (a
+# kind's reason and fix); the report shows it on the claim's row instead of a seed count.
+CANNOT_DECIDE = "cannot decide: "
+
+
 def refute_words(effects: dict[str, dict]) -> str:
     """How a claim of k > 1 comparisons is refuted, in plain words with its numbers (the
     Bonferroni rule of `inference`): 'refuted if it fails against any one of its 3
