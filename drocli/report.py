@@ -776,7 +776,13 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
     folders no longer reported are removed (`_prune`)."""
     from drocli.records import atomic_write_text
 
-    names = [page_name(d) for d in results_dirs]     # before any folder is judged
+    out = Path(out)
+    if out.exists() and not out.is_dir():          # refused before any folder is judged
+        raise DrocliError("is a file, not a folder: a report is a folder of pages",
+                          file=str(out), key="--out",
+                          fix="give --out a folder, new or one an earlier report wrote, "
+                              "e.g. --out report")
+    names = [page_name(d) for d in results_dirs]
     for d, n in zip(results_dirs, names, strict=True):
         same = [str(o) for o, m in zip(results_dirs, names, strict=True) if m == n and o != d]
         if same:          # each would overwrite the other's page
@@ -788,7 +794,6 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
                               "cannot be one (index.md is the report's own page)",
                               file=str(d), fix="copy the folder under another name")
     pages = [_load(d) for d in results_dirs]
-    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for p in pages:
         p.links = _copy_figures(p, out)

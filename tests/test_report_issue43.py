@@ -152,3 +152,15 @@ def test_a_level_every_method_starts_past_says_it_cannot_decide():
     rec["value"] = 0.2 + rec["oracle_calls"] / 1000        # rising curves, all start above
     (r,) = evaluate_claims(rec, [{**base, "level": 0.1, "direction": "above"}], "paper")
     assert "every method starts above the level 0.1; raise the level" in decision_note(r)
+
+
+def test_out_naming_a_file_is_refused_in_one_line(recorded, tmp_path, capsys):
+    """`report --out FILE` exits 2 with one line naming the path, saying it is a file and
+    giving the fix (it said 'File exists'); the file is left as it was."""
+    target = tmp_path / "notes.txt"
+    target.write_text("mine")
+    assert call("report", recorded, "--out", target) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(target) in err[0] and "is a file" in err[0]
+    assert "give --out a folder" in err[0] and "File exists" not in err[0]
+    assert target.read_text() == "mine"
