@@ -510,17 +510,17 @@ def report(results_dirs, out, readme, check):
     else:
         with _writing(out):
             pages = rep.write(list(results_dirs), out)
-        click.echo(f"report: {out / 'index.html'} ({len(pages)} pages)")
+        click.echo(f"report: {rep.shown(out / 'index.html')} ({len(pages)} pages)")
     if readme is not None:
         link = os.path.relpath(out, Path(readme).parent)
         with _writing(readme):
             current = rep.update_readme(readme, rep.readme_block(pages, link), check)
         if check and not current:
-            click.echo(f"{readme}: the status block is stale; run `drocli report "
-                       f"{' '.join(map(str, results_dirs))} --out {out} --readme {readme}`",
+            click.echo(rep.shown(f"{readme}: the status block is stale; run `drocli report "
+                       f"{' '.join(map(str, results_dirs))} --out {out} --readme {readme}`"),
                        err=True)
             sys.exit(1)
-        click.echo(f"{readme}: status block {'current' if current else 'written'}")
+        click.echo(rep.shown(f"{readme}: status block {'current' if current else 'written'}"))
 
 
 @cli.group()

@@ -98,6 +98,22 @@ def page_name(results_dir) -> str:
 PLAIN = re.compile(r"[A-Za-z0-9_.-]+")
 
 
+def shown(text) -> str:
+    """Any text as UTF-8 can write it: a byte of a path that is not UTF-8 (Python holds it
+    as a lone surrogate, os.fsdecode's) shown as `\\xff`, any other lone surrogate (a
+    forged manifest's JSON) as `\\udcff`; writing it raised UnicodeEncodeError (exit 3)."""
+    text = str(text)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _name(name: str, code: bool = False) -> str:
     """A folder name in Markdown: as it is (in a code span if `code`) when plain (letters,
     digits, _ . -), else escaped as user text: a folder may be called anything, and a code
@@ -108,11 +124,12 @@ def _name(name: str, code: bool = False) -> str:
 
 
 def _url(path: str) -> str:
-    """A relative link to a page or a figure, percent-encoded: a folder named `a) | b` stays
-    one link (plain names are unchanged)."""
+    """A relative link to a page or a figure, percent-encoded from the path's bytes: a folder
+    named `a) | b` stays one link, one named with a byte that is not UTF-8 links to that
+    byte (plain names are unchanged)."""
     from urllib.parse import quote
 
-    return quote(path)
+    return quote(os.fsencode(path))
 
 
 def _drawn(fig) -> str:
@@ -430,13 +447,13 @@ def md(text) -> str:
     """User text (titles, captions, claim texts, provenance) as inert Markdown: one line,
     HTML and Markdown syntax escaped, so a spec cannot inject markup, links or table
     cells into the pages or the README block."""
-    return " ".join(str(text).split()).translate(MD_SPECIAL)
+    return " ".join(shown(text).split()).translate(MD_SPECIAL)
 
 
 def _gen(text) -> str:
     """Text drocli generated (statuses, effects, intervals): one line, table and HTML
     characters escaped, brackets kept."""
-    return " ".join(str(text).split()).translate(str.maketrans(
+    return " ".join(shown(text).split()).translate(str.maketrans(
         {"|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;"}))
 
 
@@ -522,7 +539,7 @@ CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1
 def _esc(value) -> str:
     """Any value as HTML text: a results folder's spec and manifest are files anyone can
     edit, so a field may hold None, a number or a list where text was written."""
-    return html.escape(str(value))
+    return html.escape(shown(value))
 
 
 def _html_page(title: str, body: str) -> str:
@@ -774,8 +791,6 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
     `out/<folder>/` and linked relatively: the folder stays whole when moved or copied.
     `out/.drocli-report.json` lists the pages; the pages an earlier `write` listed for
     folders no longer reported are removed (`_prune`)."""
-    from drocli.records import atomic_write_text
-
     out = Path(out)
     if out.exists() and not out.is_dir():          # refused before any folder is judged
         raise DrocliError("is a file, not a folder: a report is a folder of pages",
@@ -797,14 +812,23 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
     out.mkdir(parents=True, exist_ok=True)
     for p in pages:
         p.links = _copy_figures(p, out)
-        atomic_write_text(out / f"{p.name}.md", markdown(p))
-        atomic_write_text(out / f"{p.name}.html", html_page(p))
-    atomic_write_text(out / "index.md", index(pages, "md"))
-    atomic_write_text(out / "index.html", index(pages, "html"))
+        _write(out / f"{p.name}.md", markdown(p))
+        _write(out / f"{p.name}.html", html_page(p))
+    _write(out / "index.md", index(pages, "md"))
+    _write(out / "index.html", index(pages, "html"))
     _prune(out, {p.name for p in pages})
-    atomic_write_text(out / LISTED, json.dumps({"pages": sorted(p.name for p in pages)},
+    _write(out / LISTED, json.dumps({"pages": sorted(p.name for p in pages)},
                                                indent=1) + "\n")
     return pages
+
+
+def _write(path: Path, text: str) -> None:
+    """A page, atomically (a reader or a stop never sees half of it) and as UTF-8, which
+    the pages declare; a lone surrogate no escaper met is written as `\\udcff`."""
+    from drocli.atomic import atomic_write
+
+    data = text.encode("utf-8", "backslashreplace")
+    atomic_write(path, lambda fh: fh.write(data))
 
 
 def readme_block(pages: list[Page], link_dir: str) -> str:
@@ -821,7 +845,5 @@ def update_readme(readme: Path, block: str, check: bool) -> bool:
     a, b = text.index(BEGIN), text.index(END) + len(END)
     current = text[a:b] == block
     if not check and not current:
-        from drocli.records import atomic_write_text
-
-        atomic_write_text(Path(readme), text[:a] + block + text[b:])
+        _write(Path(readme), text[:a] + block + text[b:])
     return current

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,33 @@ def test_out_naming_a_file_is_refused_in_one_line(recorded, tmp_path, capsys):
     assert len(err) == 1 and str(target) in err[0] and "is a file" in err[0]
     assert "give --out a folder" in err[0] and "File exists" not in err[0]
     assert target.read_text() == "mine"
+
+
+def test_a_results_folder_named_with_a_non_utf8_byte(recorded, tmp_path):
+    """A folder named with the byte 0xff (not UTF-8): report works (it exited 3 on a
+    UnicodeEncodeError); the page is named with the same bytes, its name is shown escaped
+    (res\\xff) and every link percent-encodes those bytes, so it resolves."""
+    import os
+    from urllib.parse import unquote_to_bytes
+
+    odd = Path(os.fsdecode(os.fsencode(tmp_path) + b"/res\xff"))
+    shutil.copytree(recorded, odd)
+    rep = tmp_path / "report"
+    assert call("check", odd) in (0, 1)
+    assert call("report", odd, "--out", rep) == 0
+    assert (rep / odd.name).with_suffix(".md").is_file()
+    index_md = (rep / "index.md").read_text(encoding="utf-8")
+    assert "[res\\\\xff](res%FF.md)" in index_md
+    index_html = (rep / "index.html").read_text(encoding="utf-8")
+    assert ">res\\xff</a>" in index_html
+    page = (rep / f"{odd.name}.html").read_text(encoding="utf-8")
+    srcs = re.findall(r'(?:src|href)="([^"]+)"', page + index_html)
+    assert any("%FF" in s for s in srcs)
+    for src in srcs:
+        assert os.path.exists(os.fsencode(rep) + b"/" + unquote_to_bytes(src)), src
+    readme = tmp_path / "README.md"
+    from drocli.report import BEGIN, END
+
+    readme.write_text(f"{BEGIN}\n{END}\n")
+    assert call("report", odd, "--out", rep, "--readme", readme) == 0
+    assert "res\\\\xff" in readme.read_text(encoding="utf-8")
