@@ -195,3 +195,58 @@ def test_a_results_folder_named_with_a_non_utf8_byte(recorded, tmp_path):
     readme.write_text(f"{BEGIN}\n{END}\n")
     assert call("report", odd, "--out", rep, "--readme", readme) == 0
     assert "res\\\\xff" in readme.read_text(encoding="utf-8")
+
+
+BARRIER = """
+import sys, time
+from pathlib import Path
+import drocli.report as r
+
+meet, me, others = Path(sys.argv.pop(1)), sys.argv.pop(1), int(sys.argv.pop(1))
+load = r._load
+
+def _load(d):
+    page = load(d)
+    (meet / me).touch()                 # both reports have started before either writes
+    deadline = time.monotonic() + 120
+    while len(list(meet.iterdir())) < others and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return page
+
+r._load = _load
+from drocli.cli import main
+main()
+"""
+
+
+def test_concurrent_reports_into_one_folder_keep_both(recorded, tmp_path):
+    """Two `report --out DIR` at once, each of another folder: both pages stay and the index
+    lists both (the later one used to prune the earlier one's page as no longer reported).
+    One report after the other still replaces it (the dropped folder's page goes)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    a, b, rep, meet = (tmp_path / n for n in ("a", "b", "report", "meet"))
+    for d in (a, b):
+        shutil.copytree(recorded, d)
+    meet.mkdir()
+    driver = tmp_path / "driver.py"
+    driver.write_text(BARRIER)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    procs = [subprocess.Popen([sys.executable, str(driver), str(meet), d.name, "2", "report",
+                               str(d), "--out", str(rep)], env=env, stderr=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL, text=True) for d in (a, b)]
+    for p in procs:
+        err = p.communicate(timeout=300)[1]
+        assert p.returncode == 0, err
+    for name in ("a", "b"):
+        assert (rep / f"{name}.md").is_file() and (rep / f"{name}.html").is_file()
+        assert list((rep / name).glob("*.png"))
+        assert f"[{name}]({name}.md)" in (rep / "index.md").read_text()
+        assert f'href="{name}.html"' in (rep / "index.html").read_text()
+    assert "2 results folders" in (rep / "index.md").read_text()
+    assert json.loads((rep / ".drocli-report.json").read_text())["pages"] == ["a", "b"]
+    assert call("report", b, "--out", rep) == 0               # after: b alone
+    assert not (rep / "a.md").exists() and "[a](a.md)" not in (rep / "index.md").read_text()
