@@ -250,3 +250,84 @@ def test_concurrent_reports_into_one_folder_keep_both(recorded, tmp_path):
     assert json.loads((rep / ".drocli-report.json").read_text())["pages"] == ["a", "b"]
     assert call("report", b, "--out", rep) == 0               # after: b alone
     assert not (rep / "a.md").exists() and "[a](a.md)" not in (rep / "index.md").read_text()
+
+
+SLOW = """
+import atexit, sys, time
+from pathlib import Path
+import drocli.report as r
+
+marks, phase = Path(sys.argv.pop(1)), sys.argv.pop(1)
+load, write = r._load, r._write
+
+def wait(name, seconds):
+    (marks / name).touch()              # the test sends SIGTERM once it sees this
+    time.sleep(seconds)
+
+def _load(d):
+    page = load(d)
+    if phase == "load":
+        wait(phase, 60)
+    return page
+
+def _write(path, text):
+    if phase == "page" and path.name == "b.md":
+        wait(phase, 60)
+    if phase == "index" and path.name == "index.html":   # index.md new, index.html not yet
+        wait(phase, 3)
+    write(path, text)
+
+r._load, r._write = _load, _write
+if phase == "exit":                     # the command is over, Python shutting down
+    atexit.register(wait, phase, 60)
+from drocli.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("phase", ["load", "page", "index", "exit"])
+def test_sigterm_at_any_point_stops_in_one_line_and_leaves_a_whole_index(recorded, tmp_path,
+                                                                          phase):
+    """SIGTERM while judging, while writing a page, between the two index pages, and while
+    Python shuts down after the command: exit 143 with one line (it could die silently at
+    the end), and the index (both formats, and the list) is the old one or the new one,
+    never half of each."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    a, b, rep, marks = (tmp_path / n for n in ("a", "b", "report", "marks"))
+    for d in (a, b):
+        shutil.copytree(recorded, d)
+    marks.mkdir()
+    assert call("report", a, "--out", rep) == 0               # the old index: a alone
+    driver = tmp_path / "driver.py"
+    driver.write_text(SLOW)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, str(driver), str(marks), phase, "report", str(b),
+                             "--out", str(rep)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (marks / phase).exists() and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()[1]
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("drocli: stopped by SIGTERM"), err
+    md, page = (rep / "index.md").read_text(), (rep / "index.html").read_text()
+    listed = json.loads((rep / ".drocli-report.json").read_text())["pages"]
+    new = phase in ("index", "exit")
+    assert ("[b](b.md)" in md) == new and ("[a](a.md)" in md) != new, md
+    assert ('href="b.html"' in page) == new and ('href="a.html"' in page) != new
+    assert listed == (["b"] if new else ["a"])
+    assert md.rstrip().splitlines()[-1].startswith("| **total** |")
+    assert page.rstrip().endswith("</html>")
