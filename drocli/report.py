@@ -682,7 +682,7 @@ def index(pages: list[Page], ext: str) -> str:
     intro = " ".join(s for s in (
         f"{len(pages)} results folders, {t['claims']} claims: {words or 'none'}.",
         f"{t['dirty']} folder(s) were recorded from a dirty working tree (uncommitted or "
-        "untracked changes beside the commit, which alone may not reproduce them).",
+        "untracked changes beside the commit: the commit alone may not reproduce them).",
         decide_sentence(t)) if s)
     if ext == "md":
         head = TABLE_HEAD
