@@ -3,6 +3,7 @@ half-written file. Below records and ownership, which both write with it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -37,3 +38,27 @@ def atomic_write(path: Path, write, mode: str = "wb") -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda fh: fh.write(text), "w")
+
+
+@contextlib.contextmanager
+def signals_held():
+    """SIGTERM and SIGHUP wait until the block ends, then reach the handler that was in
+    place (drocli's stops with its one line): writes that go together, such as a report's
+    index pages and list, all happen before the stop. Outside the main thread, where
+    handlers cannot be set, the block runs as is."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    before = {s: signal.signal(s, lambda n, _f: got.append(n))
+              for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
+        if got:
+            signal.raise_signal(got[0])

@@ -510,17 +510,17 @@ def report(results_dirs, out, readme, check):
     else:
         with _writing(out):
             pages = rep.write(list(results_dirs), out)
-        click.echo(f"report: {out / 'index.html'} ({len(pages)} pages)")
+        click.echo(f"report: {rep.shown(out / 'index.html')} ({len(pages)} pages)")
     if readme is not None:
         link = os.path.relpath(out, Path(readme).parent)
         with _writing(readme):
             current = rep.update_readme(readme, rep.readme_block(pages, link), check)
         if check and not current:
-            click.echo(f"{readme}: the status block is stale; run `drocli report "
-                       f"{' '.join(map(str, results_dirs))} --out {out} --readme {readme}`",
+            click.echo(rep.shown(f"{readme}: the status block is stale; run `drocli report "
+                       f"{' '.join(map(str, results_dirs))} --out {out} --readme {readme}`"),
                        err=True)
             sys.exit(1)
-        click.echo(f"{readme}: status block {'current' if current else 'written'}")
+        click.echo(rep.shown(f"{readme}: status block {'current' if current else 'written'}"))
 
 
 @cli.group()
@@ -637,9 +637,24 @@ def _stopped(e: BaseException) -> None:
     sys.exit(130)
 
 
+def _stop_late(signum, _frame):
+    """A stop while Python shuts down after the command, its work done and written (it
+    died silently there): one line and 128 + signal at once, since no exception can be
+    caught any more."""
+    import signal
+
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, f"drocli: stopped by {signal.Signals(signum).name} while exiting; its "
+                    "work was done\n".encode())
+    os._exit(128 + signum)
+
+
 def main(argv=None):
     """Entry point: user errors print one line and exit 2; no traceback. SIGTERM and SIGHUP
-    stop a run as Ctrl-C does."""
+    stop a run as Ctrl-C does, and one that comes while Python shuts down after the
+    command still prints its line (`_stop_late`)."""
     import signal
     import threading
 
@@ -652,9 +667,11 @@ def main(argv=None):
             before[sig] = signal.signal(sig, _stop_on)
     try:
         _main(argv)
-    finally:                   # in-process callers (tests) get their handlers back
+    except KeyboardInterrupt as e:      # a stop as _main was printing its own last line
+        _stopped(e)
+    finally:   # in-process callers (tests, given argv) get their handlers back
         for sig, handler in before.items():
-            signal.signal(sig, handler)
+            signal.signal(sig, handler if argv is not None else _stop_late)
 
 
 def _main(argv) -> None:

@@ -20,11 +20,13 @@ def _summaries(kind: str) -> dict[str, tuple[str | None, str]]:
     return registry.static_summaries(kind)
 
 
-VERDICTS = ("Every kind is judged on one summary per seed: a paired t-interval of the "
-            "differences at the claim's confidence (the seed spread: an exact sign-flip "
-            "test). Against several others it HOLDS only if it holds against every one "
-            "(intersection-union) and is NOT REPRODUCED if refuted against any one at the "
-            "Bonferroni level (1 - confidence) / k; fewer than 3 seeds are INCONCLUSIVE. "
+VERDICTS = ("Every kind is judged on one number per seed: the paired differences between "
+            "the two methods over the seeds give an interval at the claim's confidence (for "
+            "the seed spread, an exact sign-flip test instead). Against several others a "
+            "claim HOLDS only if it holds against every one, and is NOT REPRODUCED if it "
+            "fails against any one; each of those tests is then made stricter (against 3 "
+            "others at 98.33 % instead of 95 %) so that all of them together keep the "
+            "claim's confidence. Fewer than 3 seeds are always INCONCLUSIVE. "
             "docs/verdicts.md says why.")
 
 

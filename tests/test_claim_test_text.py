@@ -34,7 +34,8 @@ def _claim(**kw):
 def test_the_fields_change_the_words():
     assert _claim(kind="final_below").test_text() == (
         "final loss: A lower than B, C; paired t on one value per seed at 95%; holds only "
-        "against all 2, refuted by any one at the Bonferroni level")
+        "if it holds against all 2, refuted if it fails against any one (each such test "
+        "stricter, so that all 2 together keep 95%)")
     t = _claim(kind="final_below", direction="above", factor=1.05, margin=0.1,
                others=["B"], confidence=0.9).test_text()
     assert t == ("final loss: A higher than 1.05 x B by more than 0.1; paired t on one value "

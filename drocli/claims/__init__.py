@@ -145,8 +145,9 @@ class ClaimBase(Params):
         """How the verdict is reached over seeds, others and panels."""
         k = len(self.others)
         text = (f"paired t on one value per seed at {self.confidence:.0%}"
-                + (f"; holds only against all {k}, refuted by any one at the Bonferroni "
-                   "level" if k > 1 else ""))
+                + (f"; holds only if it holds against all {k}, refuted if it fails against "
+                   f"any one (each such test stricter, so that all {k} together keep "
+                   f"{self.confidence:.0%})" if k > 1 else ""))
         return text + self.panels_clause()
 
     def panels_clause(self) -> str:
@@ -160,6 +161,30 @@ class ClaimBase(Params):
     def test_text(self) -> str:
         """What drocli tests, in words generated from the claim's fields (not its `text`)."""
         return f"{self.quantity()}: {self.solver} {self.relation()}; {self.procedure()}"
+
+    # -- what each effect (a paired difference per seed, `inference`) is, for the report
+    def unit(self) -> str:
+        """The unit of the effect, as words after 'in': the metric's own by default."""
+        return f"units of {self.metric}" if self.metric else "the units of the quantity"
+
+    def effect_text(self) -> str:
+        """What each effect of this claim is, in plain words: the per-seed difference its
+        intervals are about, its unit, and which sign favours the solver (the sign
+        `inference.signed_difference` gives: positive is the claimed direction)."""
+        factor = getattr(self, "factor", 1.0)
+        scale = f"{factor:g} x " if factor != 1 else ""
+        other = f"{self.others[0]}'s" if len(self.others) == 1 else "the other's"
+        q = self.quantity()
+        diff = (f"{self.solver}'s {q} minus {scale}{other}"
+                if getattr(self, "direction", "below") == "above"
+                else f"{scale}{other} {q} minus {self.solver}'s")
+        return f"effect = mean over seeds of ({diff}), in {self.unit()}; " + self.favours()
+
+    def favours(self) -> str:
+        """'positive favours A; a comparison holds when its whole interval lies above 0.1'."""
+        margin = getattr(self, "margin", 0.0) or 0.0
+        return (f"positive favours {self.solver}; a comparison holds when its whole interval "
+                f"lies above {margin:g}")
 
     @property
     def seedwise(self) -> bool:
@@ -180,6 +205,10 @@ class OpaqueClaim(ClaimBase):
 
     def quantity(self) -> str:
         return f"the {self.kind} summary (claim kind not installed here)"
+
+    def effect_text(self) -> str:
+        return (f"effect as claim kind {self.kind} computes it (not installed here); by "
+                f"drocli's convention positive favours {self.solver}")
 
 
 def validate_claim(raw: Any, *, file: str | None = None, key: str = "claim",

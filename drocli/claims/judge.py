@@ -143,11 +143,29 @@ def effects_text(effects: dict[str, dict]) -> str:
         if e.get("unpaired"):
             parts[-1] += f" ({e['unpaired']} diverged pair(s) left out)"
     n = max(e["n"] for e in effects.values())
-    k = max(len(effects), max(e.get("others", 1) for e in effects.values()))
-    multi = (f"; refuted against any one at {1 - (1 - conf) / k:.4g} (Bonferroni over "
-             f"{k})" if k > 1 else "")
+    multi = f"; {refute_words(effects)}" if refute_words(effects) else ""
     return (f"{method} {conf:.0%} over {n} {first.get('unit', 'seed')}(s){multi}: "
             + "; ".join(parts) + f" -> {_word(overall(effects))}")
+
+
+# An undecided effect's `why` starting with this says no number of seeds can decide it (a
+# kind's reason and fix); the report shows it on the claim's row instead of a seed count.
+CANNOT_DECIDE = "cannot decide: "
+
+
+def refute_words(effects: dict[str, dict]) -> str:
+    """How a claim of k > 1 comparisons is refuted, in plain words with its numbers (the
+    Bonferroni rule of `inference`): 'refuted if it fails against any one of its 3
+    comparisons (each tested at 98.33% confidence, so that all 3 together keep 95%)'."""
+    if not effects:
+        return ""
+    conf = next(iter(effects.values()))["confidence"]
+    k = max(len(effects), max(e.get("others", 1) for e in effects.values()))
+    if k <= 1:
+        return ""
+    return (f"refuted if it fails against any one of its {k} comparisons (each tested at "
+            f"{100 * (1 - (1 - conf) / k):.4g}% confidence, so that all {k} together keep "
+            f"{conf:.0%})")
 
 
 def _word(verdict: str) -> str:

@@ -38,6 +38,16 @@ class Pooled(ClaimBase):
     def quantity(self) -> str:
         return f"{self.statistic} of the final {self.metric} over each seed's cells"
 
+    def effect_text(self) -> str:
+        if self.value is None:
+            return super().effect_text()
+        diff = (f"the label's {self.quantity()} minus {self.value:g}"
+                if self.direction == "above" else
+                f"{self.value:g} minus the label's {self.quantity()}")
+        return (f"effect = mean over seeds of ({diff}), in {self.unit()}; positive favours "
+                f"the label; a comparison holds when its whole interval lies above "
+                f"{self.margin:g}")
+
     def test_text(self) -> str:
         if self.value is None:
             return super().test_text()

@@ -11,7 +11,15 @@ from pydantic import Field, model_validator
 
 from drocli import registry
 from drocli.claims import ClaimBase
-from drocli.claims.judge import SkipClaim, _curve_stats, _curves, _judge, fmt_values
+from drocli.claims.judge import (
+    CANNOT_DECIDE,
+    SkipClaim,
+    _curve_stats,
+    _curves,
+    _judge,
+    fmt_values,
+    overall,
+)
 
 
 class ReachFirst(ClaimBase):
@@ -39,6 +47,16 @@ class ReachFirst(ClaimBase):
     def relation(self) -> str:
         return ("earlier than " + (f"{self.factor:g} x " if self.factor != 1 else "")
                 + ", ".join(self.others))
+
+    def unit(self) -> str:
+        return self.x
+
+    def effect_text(self) -> str:
+        scale = f"{self.factor:g} x " if self.factor != 1 else ""
+        other = f"{self.others[0]}'s" if len(self.others) == 1 else "the other's"
+        return (f"effect = mean over seeds of ({scale}{other} {self.x} at reaching the level "
+                f"minus {self.solver}'s; never reached: the last {self.x} recorded), in "
+                f"{self.x}; " + self.favours())
 
     @model_validator(mode="after")
     def _one_level(self):
@@ -119,4 +137,33 @@ def reach_first(claim: ReachFirst, data):
     if not math.isfinite(shown[claim.solver]):
         holds = False
         detail += f"; {claim.solver} never reaches it"
+    if overall(effects) == "inconclusive" and _all_start_past(curves, level, direction):
+        why = cannot_decide(claim, level)
+        for e in effects.values():
+            if e["verdict"] == "inconclusive":
+                e["why"] = why
+        detail += f"; {why}"
     return holds, detail, shown, effects
+
+
+def _all_start_past(curves, level: float, direction: str) -> bool:
+    """Every seed curve of every label is at the level from its first point: all reach it
+    at their start, so more seeds cannot tell them apart."""
+    starts = [float(c.y[0]) for per_seed, _ in curves.values() for c in per_seed if len(c.y)]
+    if not starts or len(starts) < sum(len(per_seed) for per_seed, _ in curves.values()):
+        return False
+    return all(math.isfinite(y) and (y <= level if direction == "below" else y >= level)
+               for y in starts)
+
+
+def cannot_decide(claim: ReachFirst, level: float) -> str:
+    """Why an inconclusive claim whose every method starts at its level never decides,
+    and the fix."""
+    where = "below" if claim.direction == "below" else "above"
+    if claim.level is None:
+        fix = ("the best final value is no better than the start, so no level_fraction "
+               "gives a level to reach: judge the final values (final_below) instead")
+    else:
+        fix = "lower the level" if claim.direction == "below" else "raise the level"
+    return (f"{CANNOT_DECIDE}every method starts {where} the level {fmt_values([level])[0]}; "
+            f"{fix}")

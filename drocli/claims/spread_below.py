@@ -24,6 +24,12 @@ class SpreadBelow(ClaimBase):
     def relation(self) -> str:
         return "smaller than " + ", ".join(self.others)
 
+    def effect_text(self) -> str:
+        return (f"effect = ln(seed std of the other's final {self.metric} / that of "
+                f"{self.solver}'s), no unit (+0.69: the other's spread is twice "
+                f"{self.solver}'s); positive favours {self.solver}; judged by exact p-values "
+                f"(a small 'for': {self.solver} spreads less; a small 'against': more)")
+
     def procedure(self) -> str:
         return (f"exact sign-flip test on log(std other / std solver) at {self.confidence:.0%}"
                 " (a verdict needs 6 paired seeds)" + self.panels_clause())

@@ -44,14 +44,24 @@ class Trend(ClaimBase):
                 f"each of {', '.join(self.others)}, at {self.across} = "
                 + ", ".join(map(str, self.values)))
 
+    def effect_text(self) -> str:
+        gap = (f"{self.solver}'s final {self.metric} minus the other's"
+               if self.direction == "above" else
+               f"the other's final {self.metric} minus {self.solver}'s")
+        return (f"effect = mean over seeds of (gap at the later panel minus gap at the "
+                f"earlier one), gap = {gap}, in units of {self.metric}; positive: the gap "
+                f"grows as claimed; a comparison holds when its whole interval lies above "
+                f"{self.margin:g}")
+
     def test_text(self) -> str:
         how = ("grows from each panel to the next" if self.shape == "increasing" else
                "is larger at the last panel than at every other")
         return (f"{self.quantity()}: the gap {how}"
                 + (f" by more than {self.margin:g}" if self.margin > 0 else "")
                 + f"; paired t on the per-seed differences of gaps at {self.confidence:.0%},"
-                " holding only for every pair and other, refuted by any one at the "
-                "Bonferroni level" + self.panels_clause())
+                " holding only if it holds for every pair and other, refuted if any one "
+                "fails (each such test stricter, so that all together keep "
+                f"{self.confidence:.0%})" + self.panels_clause())
 
 
 def _pairs(claim: Trend) -> list[tuple]:

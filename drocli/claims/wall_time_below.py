@@ -22,6 +22,9 @@ class WallTimeBelow(ClaimBase):
     def quantity(self) -> str:
         return "time_s at the last checkpoint (warm-up excluded)"
 
+    def unit(self) -> str:
+        return "seconds"
+
 
 @registry.claim("wall_time_below", params=WallTimeBelow,
                 description="wall time: solver below factor x every other's")
