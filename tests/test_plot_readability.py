@@ -1,5 +1,5 @@
 """Curve figures a reader can take at their word (issue 43): y-limits follow the curves drawn,
-no text over the curves, coinciding curves told apart, no invented line
+readable axis labels, no text over the curves, coinciding curves told apart, no invented line
 across decades of a log x-axis, sparse ticks on a short log axis, notes for what is cut or
 left out. Asserted on the matplotlib objects, not on pixels."""
 
@@ -19,6 +19,7 @@ from drocli.plotting import (
     _log_ticks,
     auto_ylim,
     make_figure,
+    problem_metric_label,
 )
 
 
@@ -129,6 +130,38 @@ def test_auto_ylim_leaves_a_band_that_does_not_dominate_alone():
 
 
 # --- labels and text ----------------------------------------------------------------------
+
+def test_ylabel_is_the_problems_readable_label_not_the_column_name():
+    rec = records({"A": {0: (X, decay(X, 1, 0.01, 0.1))}}, metric="excess_g0")
+    from drocli.problems.mero_regression import metric_label
+
+    s = fig_spec(panels=[{"metric": "excess_g0"}])
+    (ax,) = axes_of(make_figure(rec, s, metric_label=metric_label))
+    assert ax.get_ylabel() == r"excess risk $R_{1} - R_{1}^*$, group 1"   # 1-based
+    s = fig_spec(panels=[{"metric": "excess_g0", "ylabel": "mine"}])
+    (ax,) = axes_of(make_figure(rec, s, metric_label=metric_label))
+    assert ax.get_ylabel() == "mine"                     # the spec's own label wins
+    (ax,) = axes_of(make_figure(rec, fig_spec(panels=[{"metric": "excess_g0"}])))
+    assert ax.get_ylabel() == "excess_g0"                # no label known: the name
+
+
+def test_problem_metric_labels_are_found_drawable_and_numbered_from_one():
+    from types import SimpleNamespace
+
+    from drocli.plots import mathtext_error
+
+    label = problem_metric_label(SimpleNamespace(problem=SimpleNamespace(
+        name="mero_regression")))
+    assert label is not None
+    for metric in ("mer", "mer_minus_opt", "max_risk", "gap", "est_err", "est_err_mean",
+                   "excess_g0", "risk_g9"):
+        text = label(metric)
+        assert text and "_g" not in text and mathtext_error(text) is None, metric
+    assert "group 10" in label("risk_g9") and label("nonsense") is None
+    assert problem_metric_label(SimpleNamespace(problem=SimpleNamespace(
+        name="no_such_problem"))) is None
+    assert problem_metric_label(None) is None
+
 
 def test_no_text_is_drawn_over_the_curves():
     """Notes (diverged seeds) and the guide's label sit outside the axes: in the legend and
