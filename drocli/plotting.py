@@ -482,8 +482,9 @@ def _draw_panel(ax, rows: pd.DataFrame, spec: FigureSpec, i: int, panel: PanelSp
     if ylim is not None:
         ax.set_ylim(*ylim)
         for lab, _, g, _, lo, hi in curves:   # a start left out on purpose is no cut band
-            if _cut(g, lo, hi, ylim, xlim, logy, zoom.get("head", -np.inf)):
-                drawn.note("cut", lab)
+            if panel.ylim is None and _cut(g, lo, hi, ylim, xlim, logy,
+                                           zoom.get("head", -np.inf)):
+                drawn.note("cut", lab)        # (limits the spec sets are its own choice)
     if logy:
         lo, hi = ax.get_ylim()
         if lo > 0 and hi / lo < 10:      # less than a decade: 0.07, 0.1, 0.2, not 7 x 10^-2
