@@ -320,12 +320,16 @@ def test_empty_filter_gives_an_empty_panel_not_a_crash():
     assert any("no data" in t.get_text() for t in visible_axes(fig)[0].texts)
 
 
-def test_diverged_seed_is_noted_in_the_panel():
+def test_diverged_seed_is_noted_under_the_legend_naming_the_panel():
+    """Not over the curves (issue 43): a figure note names the label, the count and the
+    panel."""
     rec = make_records()
     bad = (rec["label"] == "SMD") & (rec["seed"] == 1) & (rec["step"] >= 10)
     rec.loc[bad, "value"] = np.nan
     fig = make_figure(rec, spec())
-    assert any("SMD: 1/3 seeds diverged" in t.get_text() for t in visible_axes(fig)[0].texts)
+    assert not visible_axes(fig)[0].texts
+    assert any("SMD 1/3 in ‘train’" in t.get_text() and "Diverged" in t.get_text()
+               for t in fig.texts)
 
 
 def test_x_time_and_default_xlabel():

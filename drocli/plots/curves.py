@@ -16,8 +16,9 @@ from drocli.plots.curves_model import DEFAULT_XLABELS, FigureSpec, PanelSpec  # 
 def render(records, spec: FigureSpec, out_dir: Path, formats, dpi, experiment_title,
            context) -> list[Path]:
     """Draw and save one curves figure."""
-    from drocli.plotting import make_figure, save_figure
+    from drocli.plotting import make_figure, problem_metric_label, save_figure
 
-    fig = make_figure(records, spec, experiment_title=experiment_title)
+    fig = make_figure(records, spec, experiment_title=experiment_title,
+                      metric_label=problem_metric_label((context or {}).get("spec")))
     title = " - ".join(t for t in (experiment_title, spec.title) if t) or spec.name
     return save_figure(fig, out_dir, spec.name, formats, dpi, title)
