@@ -152,28 +152,37 @@ def _progress(total: int, quiet: bool):
     return tqdm(total=total, unit="cell", desc="drocli run", file=sys.stderr, dynamic_ncols=True)
 
 
-def _up_to_date(out: Path, spec_sha1: str, ids: list[str]) -> bool:
-    """Nothing to run and nothing to rewrite: the manifest lists exactly these cells, was
-    written for this resolved spec, and the records still have the checksum it recorded."""
+def _holds(listed, ids: list[str], allowed: set[str]) -> bool:
+    """The manifest's cells are these cells, or these plus cells of the spec's sequential plan
+    that earlier looks ran (a folder past its first look holds more seeds than `seeds`)."""
+    listed = set(listed or ())
+    return set(ids) <= listed <= (allowed | set(ids))
+
+
+def _up_to_date(out: Path, spec_sha1: str, ids: list[str], allowed: set[str]) -> bool:
+    """Nothing to run and nothing to rewrite: the manifest lists these cells (see `_holds`),
+    was written for this resolved spec, and the records still have the checksum it
+    recorded."""
     try:
         man = read_manifest(out)
     except DrocliError:
         return False
-    if set(man.get("cells") or ()) != set(ids) or man.get("spec_sha1") != spec_sha1:
+    if not _holds(man.get("cells"), ids, allowed) or man.get("spec_sha1") != spec_sha1:
         return False
     return records_current(records.records_path(out), man)
 
 
-def _recorded(out: Path, ids: list[str]) -> dict | None:
-    """The manifest when the records already hold every one of these cells, finished, with
-    the checksum it recorded (a folder kept without its cell files, e.g. in git); else None.
-    Cell ids hash every setting a run depends on, so the same ids are the same runs."""
+def _recorded(out: Path, ids: list[str], allowed: set[str]) -> dict | None:
+    """The manifest when the records already hold every one of these cells (see `_holds`),
+    finished, with the checksum it recorded (a folder kept without its cell files, e.g. in
+    git); else None. Cell ids hash every setting a run depends on, so the same ids are the
+    same runs."""
     try:
         man = read_manifest(out)
     except DrocliError:
         return None
     cells = man.get("cells") or {}
-    if set(cells) != set(ids) or not all(records.finished(st) for st in cells.values()):
+    if not _holds(cells, ids, allowed) or not all(records.finished(st) for st in cells.values()):
         return None
     rec = records.records_path(out)
     if not rec.is_file():
@@ -319,8 +328,9 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     # recorded folders keep no cell files: their records are checked against the manifest;
     # a run's folder with every cell finished is the same case (nothing runs: the manifest
     # keeps when and how its cells ran, a revised spec is noted as such)
-    man = None if force or 0 < len(pending) < len(cells) else _recorded(out, ids)
-    if (not pending and _up_to_date(out, spec_sha1, ids)) or (
+    allowed = _plan_ids(spec)
+    man = None if force or 0 < len(pending) < len(cells) else _recorded(out, ids, allowed)
+    if (not pending and _up_to_date(out, spec_sha1, ids, allowed)) or (
             man is not None and man.get("spec_sha1") == spec_sha1):
         ownership.claim(out, spec.name)          # marks a folder recorded before marks
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells done and "
@@ -389,6 +399,14 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
 
         record_verdicts(out)
     return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path)
+
+
+def _plan_ids(spec: Spec) -> set[str]:
+    """The ids of every cell the spec's sequential plan can run (its seeds and pool)."""
+    if spec.sequential is None:
+        return set()
+    return {c.id for c in expand(spec.model_copy(update={"seeds": spec.seed_order(),
+                                                         "sequential": None}))}
 
 
 def _clear_pending(out: Path) -> None:

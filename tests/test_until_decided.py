@@ -91,3 +91,44 @@ def test_check_plan_names_the_next_look(tiny_spec, tmp_path, capsys):
     for line in lines:
         assert "look 1 of 2 (3 seeds); next look at 16 seeds, last at 16" in line
         assert "seeds would decide it" in line or "no number of seeds" in line
+
+
+def test_a_folder_past_its_first_look_is_revised_without_running(tiny_spec, tmp_path,
+                                                                  monkeypatch, capsys):
+    """A folder kept as git keeps it (no cell files) that went past its first look holds more
+    seeds than `seeds`: a plain run with a revised figure title rewrites spec.yaml (noted as
+    revised) and runs nothing; run again, it is up to date."""
+    import shutil
+
+    from drocli import worker
+
+    spec = _spec(tiny_spec)
+    out = tmp_path / "res"
+    assert call("run", spec, "--out", out, "--until-decided", "-q") == 0
+    if len(set(read_records(out)["seed"])) == 8:
+        raw = yaml.safe_load(spec.read_text())     # decided at look 1: force a second look
+        raw["claims"][1]["margin"] = 1e-9
+        spec.write_text(yaml.safe_dump(raw))
+        assert call("run", spec, "--out", out, "--until-decided", "-q") == 0
+    assert len(set(read_records(out)["seed"])) > 8
+    shutil.rmtree(out / "cells")
+    before = (out / "records.csv.gz").read_bytes()
+    raw = yaml.safe_load(spec.read_text())
+    raw["figures"][0]["title"] = "Tiny, retitled"
+    spec.write_text(yaml.safe_dump(raw))
+
+    def no_cell(*a, **k):
+        raise AssertionError("a cell ran")
+
+    monkeypatch.setattr(worker, "run_cell", no_cell)
+    assert call("run", spec, "--out", out, "-q") == 0
+    assert (out / "records.csv.gz").read_bytes() == before
+    assert yaml.safe_load((out / "spec.yaml").read_text())["figures"][0]["title"] == \
+        "Tiny, retitled"
+    man = (out / "manifest.json").read_text()
+    assert "spec_revised" in json.loads(man)
+    assert call("run", spec, "--out", out, "-q") == 0
+    assert (out / "manifest.json").read_text() == man          # up to date: nothing rewritten
+    capsys.readouterr()
+    assert call("check", out) in (0, 1)
+    assert "FLAG" not in capsys.readouterr().out
