@@ -42,11 +42,17 @@ class Completeness:
 
 
 def file_digest(path: Path, algo: str = "sha1") -> str:
-    """Hex digest of a file, read in 1 MiB blocks."""
+    """Hex digest of a file, read in 1 MiB blocks (an OSError names the file, a failed
+    read too)."""
+    from drocli.files import named
+
     h = hashlib.new(algo)
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
+        try:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        except OSError as e:
+            raise named(path, e) from e
     return h.hexdigest()
 
 
@@ -61,14 +67,20 @@ def records_current(path: Path, man: dict) -> bool:
 
 
 def manifest(results_dir: Path) -> dict:
-    from drocli.files import read_bytes
+    """The folder's manifest.json ({} when there is none), its fields checked as far as
+    drocli computes with them (DrocliError naming the field otherwise)."""
+    from drocli.files import read_bytes, refuse_link_loop
 
     path = Path(results_dir) / "manifest.json"
     if not path.exists():
+        refuse_link_loop(path)      # a link loop is not "no manifest" (no checksum to check)
         return {}
     try:               # a regular file only: a FIFO or /dev/zero is refused, never read
         data = json.loads(read_bytes(path, MAX_MANIFEST_BYTES, fix="remove it and " + FIX))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):  # nested 100,000 deep
+    except OSError as e:
+        raise DrocliError(f"manifest.json cannot be read ({e.strerror or e})", file=str(path),
+                          fix=FIX) from None
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nested 100,000 deep
         raise DrocliError("manifest.json is not readable JSON", file=str(path), fix=FIX) \
             from None
     if not isinstance(data, dict):

@@ -385,13 +385,15 @@ def table_csv_text(table: Table) -> str:
 
 def results_file(results_dir: Path, name: str) -> Path:
     """A file of a results folder, with a one-line error when the folder or file is missing."""
+    from drocli.files import refuse_link_loop, regular_stat
+
     if not Path(results_dir).is_dir():
+        refuse_link_loop(results_dir)     # is_dir() says False for a link loop too
         raise DrocliError("results folder not found", file=str(results_dir),
                           fix="give the folder `drocli run` wrote, e.g. results/gdro_synthetic")
-    from drocli.files import regular_stat
-
     path = Path(results_dir) / name
     if not path.exists():
+        refuse_link_loop(path)
         raise DrocliError(f"no {name} in this folder", file=str(results_dir),
                           fix="run `drocli run SPEC --out DIR` first (a re-run merges the cells)")
     regular_stat(path, fix=f"remove it and re-run `drocli run SPEC --out {results_dir}` (it "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tracemalloc
 import zlib
 from pathlib import Path
@@ -144,3 +145,29 @@ def test_a_manifest_checksum_that_is_not_one(done_run, capsys):
     path.write_text(json.dumps(man))
     one_line_exit_2(call("check", done_run), capsys, str(path), "records_sha1",
                     "not a SHA-1 checksum")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux /proc")
+def test_an_unreadable_spec_or_folder_file_is_named(done_run, capsys):
+    """A read that fails on the open file (EIO: /proc/self/mem stats as an empty regular
+    file) printed "Input/output error" without the path."""
+    one_line_exit_2(call("run", "/proc/self/mem"), capsys, "/proc/self/mem: Input/output "
+                    "error", "give a regular file")
+    spec = done_run / "spec.yaml"
+    spec.unlink()
+    spec.symlink_to("/proc/self/mem")
+    one_line_exit_2(call("check", done_run), capsys, str(spec), "Input/output error", "fix:")
+
+
+def test_symbolic_link_loops_are_named_as_such(tiny_spec, tmp_path, capsys, monkeypatch):
+    """`ln -s loop loop` as a spec, a results folder or --out (or a path under one) was
+    "file not found", "results folder not found" or "File exists"."""
+    monkeypatch.chdir(tmp_path)
+    Path("loop").symlink_to("loop")
+    word = "is a symbolic link loop (ELOOP"
+    for args in (["run", "loop"], ["show", "loop"], ["check", "loop"], ["plot", "loop"],
+                 ["report", "loop", "--out", "rep"], ["run", tiny_spec, "--out", "loop"]):
+        one_line_exit_2(call(*args), capsys, "loop: " + word, "make the link point")
+    one_line_exit_2(call("run", "loop/x.yaml"), capsys, "loop/x.yaml: lies under loop, which "
+                    + word)
+    assert sorted(os.listdir(tmp_path)) == ["loop", "tiny.yaml"]
