@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from pathlib import Path
 
 from drocli.errors import DrocliError
@@ -167,12 +168,16 @@ def _refused(address, why: str) -> DrocliError:
 
 class _Quiet:
     """distributed's loggers (and asyncio's, tornado's) silenced while a client is held: a
-    lost scheduler or worker is reported in one line, not in pages of tracebacks."""
+    lost scheduler or worker is reported in one line, not in pages of tracebacks. Its
+    version-mismatch warning too: a worker in another environment (one without drocli)
+    made the client print a table of package versions, ten lines before drocli's own line
+    refusing the worker; drocli checks its workers itself (`worker_check`)."""
 
     NAMES = ("distributed", "tornado", "asyncio")
 
     def __init__(self):
         self.saved = {}
+        self.warnings = None
 
     def __enter__(self):
         for name in [*self.NAMES, *logging.root.manager.loggerDict]:
@@ -180,11 +185,29 @@ class _Quiet:
                 log = logging.getLogger(name)
                 self.saved.setdefault(name, log.level)
                 log.setLevel(logging.CRITICAL + 1)
+        self.warnings = warnings.catch_warnings()
+        self.warnings.__enter__()
+        quiet_version_warnings()
         return self
 
     def __exit__(self, *exc):
         for name, level in self.saved.items():
             logging.getLogger(name).setLevel(level)
+        if self.warnings is not None:
+            self.warnings.__exit__(*exc)
+            self.warnings = None
+
+
+def quiet_version_warnings() -> None:
+    """Ignore distributed's warning that the client, scheduler and workers run different
+    package versions (Client warns it on connect, from its event-loop thread: the filter
+    is the process's)."""
+    warnings.filterwarnings("ignore", message="Mismatched versions found")
+    try:
+        from distributed.versions import VersionMismatchWarning
+    except ImportError:
+        return
+    warnings.filterwarnings("ignore", category=VersionMismatchWarning)
 
 
 class Dask:

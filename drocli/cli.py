@@ -584,6 +584,10 @@ OS_FIXES = {
     errno.EISDIR: "the path is a folder where a file is expected",
     errno.ENOENT: "check the path",
     errno.ENAMETOOLONG: "use a shorter path",
+    errno.ELOOP: "a symbolic link loop (the link leads back to itself): make the link point "
+                 "at a real file or folder, or give the real path",
+    errno.EIO: "give a regular file (a special file such as /proc/self/mem cannot be "
+               "read); if it is one, check the disk",
 }
 
 

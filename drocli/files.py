@@ -10,6 +10,7 @@ swapped in between) and read up to its cap.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -48,6 +49,49 @@ def regular_stat(path, *, fix: str = "give a regular file") -> os.stat_result:
     return st
 
 
+LOOP_FIX = "make the link point at a real file or folder, or give the real path"
+
+
+def link_loop(path) -> Path | None:
+    """The symbolic link loop `path` is or lies under (`ln -s loop loop`: the shortest part
+    of the path on which os.stat fails with ELOOP), else None. Path.exists() and is_dir()
+    only say False for one, which read as "file not found"."""
+    def loops(p) -> bool:
+        try:
+            os.stat(p)
+        except OSError as e:
+            return e.errno == errno.ELOOP
+        except ValueError:         # a NUL in the path
+            return False
+        return False
+
+    path = Path(path)
+    if not loops(path):
+        return None
+    return next((p for p in [*reversed(path.parents), path] if loops(p)), path)
+
+
+def refuse_link_loop(*paths) -> None:
+    """DrocliError naming the first of `paths` that is (or lies under) a symbolic link loop;
+    called before a "not found" error so that the message says what is wrong."""
+    for path in paths:
+        at = link_loop(path)
+        if at is None:
+            continue
+        where = "" if at == Path(path) else f"lies under {at}, which "
+        raise DrocliError(f"{where}is a symbolic link loop (ELOOP: the link leads back to "
+                          "itself)", file=str(path), fix=LOOP_FIX)
+
+
+def named(path, e: OSError) -> OSError:
+    """`e` with `path` as its file name when it has none: a read of an open file (os.read on
+    /proc/self/mem: "Input/output error") raised it without one, and the error line named
+    no file."""
+    if e.filename is not None:
+        return e
+    return OSError(e.errno, e.strerror or str(e), str(path))
+
+
 def is_special(path) -> bool:
     """`path` exists and is not a regular file (a FIFO, a device, a socket, a folder)."""
     try:
@@ -77,6 +121,8 @@ def read_bytes(path, limit: int, *, fix: str = "give a regular file",
                 break
             chunks.append(block)
             total += len(block)
+    except OSError as e:                              # EIO: named, as open() names it
+        raise named(path, e) from e
     finally:
         os.close(fd)
     if total > limit:                                 # it grew while being read
@@ -87,7 +133,11 @@ def read_bytes(path, limit: int, *, fix: str = "give a regular file",
 def _open_checked(path, fix: str) -> int:
     """A read-only descriptor of `path`, opened without blocking (a FIFO swapped in after
     the stat cannot block) and checked again on the open file."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) |
+                     getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise named(path, e) from e
     try:
         check_regular(path, os.fstat(fd), fix=fix)    # swapped since the stat
     except BaseException:

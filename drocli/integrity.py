@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from drocli.errors import DrocliError
 from drocli.layout import MAX_MANIFEST_BYTES, RECORDS  # noqa: F401 (integrity.RECORDS kept)
+from drocli.layout import REBUILD_FIX as FIX
 
 if TYPE_CHECKING:
     import pandas as pd
 
 NUMERIC = ("step", "oracle_calls", "time_s", "value")
-FIX = "re-run `drocli run SPEC --out RESULTS_DIR` (it rebuilds the records from the cells)"
+SHA1 = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,17 @@ class Completeness:
 
 
 def file_digest(path: Path, algo: str = "sha1") -> str:
-    """Hex digest of a file, read in 1 MiB blocks."""
+    """Hex digest of a file, read in 1 MiB blocks (an OSError names the file, a failed
+    read too)."""
+    from drocli.files import named
+
     h = hashlib.new(algo)
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
+        try:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        except OSError as e:
+            raise named(path, e) from e
     return h.hexdigest()
 
 
@@ -59,14 +67,20 @@ def records_current(path: Path, man: dict) -> bool:
 
 
 def manifest(results_dir: Path) -> dict:
-    from drocli.files import read_bytes
+    """The folder's manifest.json ({} when there is none), its fields checked as far as
+    drocli computes with them (DrocliError naming the field otherwise)."""
+    from drocli.files import read_bytes, refuse_link_loop
 
     path = Path(results_dir) / "manifest.json"
     if not path.exists():
+        refuse_link_loop(path)      # a link loop is not "no manifest" (no checksum to check)
         return {}
     try:               # a regular file only: a FIFO or /dev/zero is refused, never read
         data = json.loads(read_bytes(path, MAX_MANIFEST_BYTES, fix="remove it and " + FIX))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):  # nested 100,000 deep
+    except OSError as e:
+        raise DrocliError(f"manifest.json cannot be read ({e.strerror or e})", file=str(path),
+                          fix=FIX) from None
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nested 100,000 deep
         raise DrocliError("manifest.json is not readable JSON", file=str(path), fix=FIX) \
             from None
     if not isinstance(data, dict):
@@ -83,24 +97,50 @@ def manifest(results_dir: Path) -> dict:
     for key in ("claims",):
         if data.get(key) is not None and not isinstance(data[key], dict):
             raise DrocliError(f"its {key} are not a mapping", file=str(path), key=key, fix=FIX)
+    _check_records_fields(data, path)
     return data
 
 
-def validate(results_dir: Path, df: pd.DataFrame) -> Completeness:
-    """Refuse corrupted records (DrocliError); return how many cells are finished."""
+def _shown(value) -> str:
+    """A forged JSON value, short, for an error line."""
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    if isinstance(value, bool | float):
+        return repr(value)
+    if isinstance(value, int):
+        return str(value) if abs(value) < 10 ** 30 else "a huge number"
+    return f"a {type(value).__name__}"
+
+
+def _check_records_fields(data: dict, path: Path) -> None:
+    """records_rows must be a whole number >= 0 and records_sha1 40 hex digits (or absent):
+    a row count written as the text "60" was compared with the records' 60 rows and
+    refused as "has 60 rows, the manifest says 60", and both bound what reading the
+    records may cost (drocli.records.records_bytes)."""
+    rows = data.get("records_rows")
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 0):
+        raise DrocliError(f"records_rows is {_shown(rows)}, not a number of rows (a whole "
+                          "number, 0 or more)", file=str(path), key="records_rows", fix=FIX)
+    sha1 = data.get("records_sha1")
+    if sha1 is not None and not (isinstance(sha1, str) and SHA1.fullmatch(sha1)):
+        raise DrocliError(f"records_sha1 is {_shown(sha1)}, not a SHA-1 checksum (40 hex "
+                          "digits)", file=str(path), key="records_sha1", fix=FIX)
+
+
+def validate(results_dir: Path, df: pd.DataFrame, man: dict | None = None) -> Completeness:
+    """Refuse corrupted records (DrocliError); return how many cells are finished. `df` as
+    `read_records` read it: the records' checksum was checked there, before decompressing;
+    `man` the folder's manifest (read when not given)."""
     import pandas as pd
 
     from drocli.records import finished, records_path
 
     path = records_path(results_dir)
     where = str(path)
-    man = manifest(results_dir)
+    man = manifest(results_dir) if man is None else man
     if man.get("records_rows") is not None and man["records_rows"] != len(df):
         raise DrocliError(f"{path.name} has {len(df)} rows, the manifest says "
                           f"{man['records_rows']} (truncated or edited)", file=where, fix=FIX)
-    if man.get("records_sha1") and man["records_sha1"] != file_digest(path):
-        raise DrocliError(f"{path.name} differs from what the run wrote (checksum in the "
-                          "manifest)", file=where, fix=FIX)
     for col in NUMERIC:
         raw = df[col]
         num = pd.to_numeric(raw, errors="coerce")
@@ -136,8 +176,11 @@ def validate(results_dir: Path, df: pd.DataFrame) -> Completeness:
 
 
 def read_checked(results_dir: Path) -> tuple[pd.DataFrame, Completeness]:
-    """records.csv, validated against the manifest, and how complete it is."""
-    from drocli.records import read_records
+    """records.csv, validated against the manifest (its checksum before decompressing),
+    and how complete it is."""
+    from drocli.records import existing_records, read_records
 
-    df = read_records(results_dir)
-    return df, validate(results_dir, df)
+    existing_records(results_dir)       # a missing folder or file said so first
+    man = manifest(results_dir)
+    df = read_records(results_dir, man)
+    return df, validate(results_dir, df, man)

@@ -42,6 +42,9 @@ def claim(out: Path, experiment: str) -> None:
     """Make `out` this experiment's results folder, or refuse (DrocliError, exit 2)."""
     out = Path(out)
     fix_other = f"give another --out (e.g. results/{experiment}) or remove that folder first"
+    from drocli.files import refuse_link_loop
+
+    refuse_link_loop(out)          # else "File exists" (exists() is False, mkdir fails)
     if out.exists() and not out.is_dir():
         raise DrocliError("--out is a file, not a folder", file=str(out), key="--out",
                           fix=fix_other)

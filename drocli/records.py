@@ -385,13 +385,15 @@ def table_csv_text(table: Table) -> str:
 
 def results_file(results_dir: Path, name: str) -> Path:
     """A file of a results folder, with a one-line error when the folder or file is missing."""
+    from drocli.files import refuse_link_loop, regular_stat
+
     if not Path(results_dir).is_dir():
+        refuse_link_loop(results_dir)     # is_dir() says False for a link loop too
         raise DrocliError("results folder not found", file=str(results_dir),
                           fix="give the folder `drocli run` wrote, e.g. results/gdro_synthetic")
-    from drocli.files import regular_stat
-
     path = Path(results_dir) / name
     if not path.exists():
+        refuse_link_loop(path)
         raise DrocliError(f"no {name} in this folder", file=str(results_dir),
                           fix="run `drocli run SPEC --out DIR` first (a re-run merges the cells)")
     regular_stat(path, fix=f"remove it and re-run `drocli run SPEC --out {results_dir}` (it "
@@ -399,42 +401,93 @@ def results_file(results_dir: Path, name: str) -> Path:
     return path
 
 
-def records_bytes(path: Path) -> bytes:
-    """The CSV bytes of a records file (gunzipped, bounded); DrocliError if corrupt."""
+MAX_ROW_BYTES = 64 << 10     # per row the manifest counts (a row is about 150 bytes)
+ROWS_SLACK = 64 << 20        # on top of them: the header, rows lengthened by swept values
+MAX_LINE_BYTES = 16 << 20    # one line of the CSV (a spec, whose values fill it, is <= 1 MB)
+
+
+def decompressed_limit(man: dict | None) -> int:
+    """The most bytes the records may decompress to: ROWS_SLACK plus MAX_ROW_BYTES per row
+    the manifest counts (records_rows), at most MAX_RECORDS_BYTES. A forged manifest
+    sealing a gzip bomb is refused after a few MiB, not after 4 GiB (70 s, 4 GB)."""
+    rows = (man or {}).get("records_rows")
+    if isinstance(rows, int) and not isinstance(rows, bool) and rows >= 0:
+        return min(MAX_RECORDS_BYTES, ROWS_SLACK + rows * MAX_ROW_BYTES)
+    return MAX_RECORDS_BYTES
+
+
+def gunzip_bounded(raw: bytes, limit: int, path: Path, fix: str) -> bytes:
+    """`raw` gunzipped, read 1 MiB at a time and refused (DrocliError) past `limit` bytes
+    or past a line of MAX_LINE_BYTES (a bomb of zeros has no line ends): memory stays
+    bounded by what a records file can hold."""
     import gzip
     import zlib
 
+    out = io.BytesIO()            # getvalue() hands over its buffer: no second copy
+    line = 0                      # bytes since the last line end
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+            while block := gz.read(1 << 20):
+                if out.tell() + len(block) > limit:
+                    raise DrocliError(f"{path.name} decompresses to more than {limit:,} bytes, "
+                                      "more than its rows can take (a gzip bomb?)",
+                                      file=str(path), fix=fix)
+                end = block.rfind(b"\n")
+                line = line + len(block) if end < 0 else len(block) - end - 1
+                if line > MAX_LINE_BYTES:
+                    raise DrocliError(f"{path.name} holds a line of more than {MAX_LINE_BYTES:,}"
+                                      " bytes, not a row of records (a gzip bomb?)",
+                                      file=str(path), fix=fix)
+                out.write(block)
+    except (OSError, EOFError, zlib.error) as e:
+        raise DrocliError(f"{path.name} is not a complete gzip file ({e})", file=str(path),
+                          fix=fix) from None
+    return out.getvalue()
+
+
+def records_bytes(path: Path, man: dict | None = None) -> bytes:
+    """The CSV bytes of a records file; DrocliError if corrupt. The file is read once: its
+    bytes are checked against the manifest's checksum (records_sha1, when `man` has one)
+    before they are gunzipped, and gunzipping is bounded (`decompressed_limit`)."""
+    import hashlib
+
     from drocli.files import read_bytes
+    from drocli.layout import REBUILD_FIX
 
     fix = "re-run `drocli run` to rebuild it"
     raw = read_bytes(path, MAX_RECORDS_BYTES, fix="remove it and " + fix,
                      too_large="is larger than a records file can be", too_large_fix=fix)
+    want = (man or {}).get("records_sha1")
+    if want and hashlib.sha1(raw).hexdigest() != want:
+        raise DrocliError(f"{path.name} differs from what the run wrote (checksum in the "
+                          "manifest)", file=str(path), fix=REBUILD_FIX)
     if path.suffix != ".gz":
         return raw
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
-            text = gz.read(MAX_RECORDS_BYTES + 1)
-    except (OSError, EOFError, zlib.error) as e:
-        raise DrocliError(f"{path.name} is not a complete gzip file ({e})", file=str(path),
-                          fix=fix) from None
-    if len(text) > MAX_RECORDS_BYTES:
-        raise DrocliError(f"{path.name} decompresses to more than 4 GiB", file=str(path),
-                          fix=fix)
-    return text
+    return gunzip_bounded(raw, decompressed_limit(man), path, fix)
 
 
-def read_records(results_dir: Path) -> pd.DataFrame:
-    """The records as a frame; a file that is not drocli's tidy CSV is a one-line error."""
-    import pandas as pd
-
+def existing_records(results_dir: Path) -> Path:
+    """The records file of a results folder; the one-line error when the folder or the
+    file is missing."""
     if not Path(results_dir).is_dir():
         results_file(results_dir, RECORDS)
     path = records_path(results_dir)
     if not path.exists():
         results_file(results_dir, RECORDS)
+    return path
+
+
+def read_records(results_dir: Path, man: dict | None = None) -> pd.DataFrame:
+    """The records as a frame; a file that is not drocli's tidy CSV is a one-line error.
+    `man`: the folder's manifest (drocli.integrity.manifest), whose checksum the file must
+    have before it is gunzipped and whose row count bounds gunzipping; commands read the
+    records through drocli.integrity.read_checked, which passes it."""
+    import pandas as pd
+
+    path = existing_records(results_dir)
     name = path.name
     fix = "re-run `drocli run` to rebuild it"
-    data = records_bytes(path)
+    data = records_bytes(path, man)
     if not data:
         raise DrocliError(f"{name} is empty", file=str(path), fix=fix)
     if b"\0" in data[:4096]:

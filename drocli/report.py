@@ -63,6 +63,9 @@ def _load(results_dir: Path) -> Page:
     results_dir = Path(results_dir)
     spec_path = results_dir / "spec.yaml"
     if not spec_path.is_file():
+        from drocli.files import refuse_link_loop
+
+        refuse_link_loop(results_dir, spec_path)      # not "no spec.yaml": a link loop
         raise DrocliError("no spec.yaml in this folder", file=str(results_dir),
                           fix="give folders written by `drocli run`")
     judged = judge_folder(results_dir)      # the same verdicts as `check --json`

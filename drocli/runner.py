@@ -232,7 +232,7 @@ def _adopt_recorded(out: Path, cells, known: dict) -> dict:
         return {}
     if not wanted or not records_current(records.records_path(out), man):
         return {}
-    df = records.read_records(out)
+    df = records.read_records(out, man)
     arrays = records.read_artifacts(out)
     by_cell = {k: g for k, g in df.groupby("cell", sort=False)}
     adopted = {}

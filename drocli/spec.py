@@ -429,10 +429,11 @@ def _fields_at(parts, parent) -> list[str]:
 
 
 def read_yaml(path: str | Path) -> dict:
-    from drocli.files import read_text
+    from drocli.files import read_text, refuse_link_loop
 
     path = Path(path)
     if not path.exists():
+        refuse_link_loop(path)            # exists() says False for a link loop too
         raise DrocliError("file not found", file=str(path),
                           fix="check the path; `drocli list experiments` shows the shipped specs")
     if path.is_dir():

@@ -13,7 +13,9 @@ folder holding `experiments/tuning/`; without one, only the spec's own block cou
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import zlib
 from pathlib import Path
 
 MAX_BYTES = 8 << 20        # a tuning spec or manifest is never larger
@@ -58,8 +60,13 @@ def _recorded_seeds(spec_path: Path) -> set[str]:
             continue
         try:
             raw = path.read_bytes()
-            man = json.loads(gzip.decompress(raw) if name.endswith(".gz") else raw)
-        except (OSError, ValueError, EOFError):
+            if name.endswith(".gz"):    # bounded: a gzip bomb is not expanded whole
+                with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+                    raw = gz.read(MAX_BYTES + 1)
+                if len(raw) > MAX_BYTES:
+                    continue
+            man = json.loads(raw)
+        except (OSError, ValueError, EOFError, zlib.error):
             continue
         cells = man.get("cells") if isinstance(man, dict) else None
         if isinstance(cells, dict):
