@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,7 +24,8 @@ def spec_digest(spec_text: str) -> str:
 def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
     """Cell id -> label, seed, status, error and when it first ran (a re-run cell keeps its
     first time: only a cell never run before can confirm a claim fixed since); with dask,
-    the worker that ran it."""
+    the worker that ran it; the 1-minute load average at its start (`load_1m`), where its
+    status has it (cells run before it was recorded do not)."""
     statuses = {}
     for c in cells:
         st = cell_st.get(c.id) or {"status": "missing"}
@@ -34,7 +36,19 @@ def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
             statuses[c.id]["worker"] = st["worker"]
         if st.get("stopped"):        # killed at its wall limit, or its worker died: no rows
             statuses[c.id]["stopped"] = st["stopped"]
+        if _number(st.get("load_1m")):
+            statuses[c.id]["load_1m"] = round(float(st["load_1m"]), 2)
     return statuses
+
+
+def _number(v) -> bool:
+    """A finite number that is not a bool (a status read back may hold any JSON)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:          # an int past the float range
+        return False
 
 
 def assemble(spec, *, started: str, spec_sha1: str, run_key: str | None, n_jobs: int,

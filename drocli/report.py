@@ -5,12 +5,12 @@ experiment's figures, copied into the report (`DIR/<folder>/<figure>.png`, linke
 so the report folder can be moved or copied whole), each figure's caption once beside it, the
 verdict table (one row per claim, then one row per comparison with its paired effect and
 interval; the procedure and seed count said once) and the provenance from the manifest
-(commit, a dirty working tree flagged at the top, machine, profile, seeds, the clock of the
-run that computed the cells). An index over all of them, in both formats, with totals (and
-status colours in HTML). `--readme README.md` replaces the block between the status markers
-of the README with one line per results folder; with `--check` it only compares and exits 1
-when the block is stale. Nothing here depends on the clock: the same results give the same
-report.
+(commit, a dirty working tree flagged at the top, machine, CPU model, BLAS kernels, load,
+profile, seeds, the clock of the run that computed the cells). An index over all of them,
+in both formats, with totals (and status colours in HTML). `--readme README.md` replaces
+the block between the status markers of the README with one line per results folder; with
+`--check` it only compares and exits 1 when the block is stale. Nothing here depends on the
+clock: the same results give the same report.
 """
 
 from __future__ import annotations
@@ -250,6 +250,16 @@ def _span(seconds: float) -> str:
     return f"{m} min {s:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
 
 
+def _number(v) -> bool:
+    """A finite number that is not a bool (a forged manifest holds any JSON, 10**400 too)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
+
+
 def compute_clock(manifest: dict, cell_times: dict) -> list[tuple[str, str]]:
     """The clock of the run that computed the cells, never a later spec rewrite's.
 
@@ -299,6 +309,74 @@ def compute_clock(manifest: dict, cell_times: dict) -> list[tuple[str, str]]:
     return rows
 
 
+def _blas_text(blas) -> str:
+    """The manifest's `blas` entries as 'openblas 0.3.30, SkylakeX kernels, 2 threads'."""
+    out = []
+    for b in blas if isinstance(blas, list) else []:
+        if not isinstance(b, dict):
+            continue
+        parts = [" ".join(str(b[k]) for k in ("internal_api", "version") if b.get(k))]
+        if b.get("architecture"):
+            parts.append(f"{b['architecture']} kernels")
+        if b.get("num_threads") is not None:
+            n = b["num_threads"]
+            parts.append(f"{n} thread{'' if n == 1 else 's'}")
+        out.append(", ".join(p for p in parts if p))
+    return "; ".join(sorted(set(out))) or "not recorded"
+
+
+def _load_text(m: dict) -> str | None:
+    """The load averages when the run started (1, 5, 15 min) and the cells' 1-minute load
+    at their starts (median, max), or None when neither was recorded."""
+    parts = []
+    load = m.get("load_avg")
+    if isinstance(load, list) and load and all(_number(x) for x in load):
+        parts.append(f"{', '.join(f'{x:.2f}' for x in load)} (1, 5, 15 min averages) at "
+                     "the last run's start")
+    cells = m.get("cells") if isinstance(m.get("cells"), dict) else {}
+    loads = sorted(st["load_1m"] for st in cells.values()
+                   if isinstance(st, dict) and _number(st.get("load_1m")))
+    if loads:
+        parts.append(f"at the {len(loads)} cells' starts: median {loads[len(loads) // 2]:.2f}, "
+                     f"max {loads[-1]:.2f} (1 min)")
+    return "; ".join(parts) or None
+
+
+def machine_rows(m: dict) -> list[tuple[str, str]]:
+    """Where the cells ran: host, platform, CPU count and model, the BLAS libraries with
+    their kernel family, and the load (wall-time claims depend on all of them). Fields a
+    manifest lacks (older drocli) show as '?' or are left out; any JSON is shown as text."""
+    rows = [("machine", f"{m.get('host', '?')}, {m.get('platform', '?')}, "
+                        f"{m.get('cpus', '?')} CPUs"),
+            ("CPU", " ".join(str(m.get("cpu_model") or "? (not recorded)").split())),
+            ("BLAS", _blas_text(m.get("blas")))]
+    load = _load_text(m)
+    if load:
+        rows.append(("load", load))
+    return rows
+
+
+def folder_provenance(results_dir: Path) -> list[tuple[str, str]]:
+    """What `drocli show RESULTS_DIR` prints before the saved spec: the commit, the machine
+    (CPU model, BLAS kernels, load) and the clock from the manifest, the solver times from
+    the records."""
+    from drocli.integrity import manifest as read_manifest
+    from drocli.integrity import read_checked
+
+    m = read_manifest(results_dir)
+    times = {}
+    try:
+        df, _ = read_checked(results_dir)
+        t = df.groupby("cell")["time_s"].max()
+        times = {str(k): float(v) for k, v in t.items() if math.isfinite(v)}
+    except (DrocliError, KeyError, TypeError, ValueError):
+        pass
+    commit = str(m.get("git_commit") or "?")
+    return [("drocli", f"{m.get('drocli', '?')} (commit {commit[:12]}"
+                       f"{', DIRTY working tree' if m.get('git_dirty') else ''})"),
+            *machine_rows(m), *compute_clock(m, times)]
+
+
 def dirty_note(page: Page) -> str:
     """'' for a clean commit; else the warning a page opens with."""
     m = page.manifest or {}
@@ -318,9 +396,7 @@ def _provenance(page: Page) -> list[tuple[str, str]]:
                        f"{', DIRTY working tree' if m.get('git_dirty') else ''}"
                        f"{', dirty or not unknown' if m.get('git_dirty') is None else ''}"
                        f"{'; ' + str(m['git_from']) if m.get('git_from') else ''})"),
-            ("machine", f"{m.get('host', '?')}, {m.get('platform', '?')}, "
-                        f"{m.get('cpus', '?')} CPUs"),
-            *compute_clock(m, page.cell_times)]
+            *machine_rows(m), *compute_clock(m, page.cell_times)]
 
 
 def _note_of(effects: dict) -> str:
