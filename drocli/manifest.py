@@ -24,8 +24,10 @@ def spec_digest(spec_text: str) -> str:
 def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
     """Cell id -> label, seed, status, error and when it first ran (a re-run cell keeps its
     first time: only a cell never run before can confirm a claim fixed since); with dask,
-    the worker that ran it; the 1-minute load average at its start (`load_1m`), where its
-    status has it (cells run before it was recorded do not)."""
+    the worker that ran it; its wall time (`wall_s`, warm-up included: the folder's compute
+    time is their sum, whichever runs the cells were spread over) and the 1-minute load
+    average at its start (`load_1m`), where its status has them (cells run before these
+    were recorded do not)."""
     statuses = {}
     for c in cells:
         st = cell_st.get(c.id) or {"status": "missing"}
@@ -36,8 +38,9 @@ def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
             statuses[c.id]["worker"] = st["worker"]
         if st.get("stopped"):        # killed at its wall limit, or its worker died: no rows
             statuses[c.id]["stopped"] = st["stopped"]
-        if _number(st.get("load_1m")):
-            statuses[c.id]["load_1m"] = round(float(st["load_1m"]), 2)
+        for key, digits in (("wall_s", 3), ("load_1m", 2)):
+            if _number(st.get(key)):
+                statuses[c.id][key] = round(float(st[key]), digits)
     return statuses
 
 

@@ -6,11 +6,11 @@ so the report folder can be moved or copied whole), each figure's caption once b
 verdict table (one row per claim, then one row per comparison with its paired effect and
 interval; the procedure and seed count said once) and the provenance from the manifest
 (commit, a dirty working tree flagged at the top, machine, CPU model, BLAS kernels, load,
-profile, seeds, the clock of the run that computed the cells). An index over all of them,
-in both formats, with totals (and status colours in HTML). `--readme README.md` replaces
-the block between the status markers of the README with one line per results folder; with
-`--check` it only compares and exits 1 when the block is stale. Nothing here depends on the
-clock: the same results give the same report.
+profile, seeds, the compute time summed over the cells, the clock of the last run). An
+index over all of them, in both formats, with totals (and status colours in HTML).
+`--readme README.md` replaces the block between the status markers of the README with one
+line per results folder; with `--check` it only compares and exits 1 when the block is
+stale. Nothing here depends on the clock: the same results give the same report.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from drocli.atomic import signals_held
@@ -233,10 +233,13 @@ def _source(c) -> str:
 
 
 def _when(stamp) -> datetime | None:
+    """A manifest's time stamp; one without a zone (hand-written, forged) read as UTC, so
+    that any two compare."""
     try:
-        return datetime.fromisoformat(str(stamp))
+        t = datetime.fromisoformat(str(stamp))
     except (TypeError, ValueError):
         return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
 
 
 def _utc(t: datetime | None) -> str:
@@ -244,6 +247,8 @@ def _utc(t: datetime | None) -> str:
 
 
 def _span(seconds: float) -> str:
+    if not math.isfinite(seconds):             # forged times summed past the float range
+        return f"{seconds} s"
     if seconds < 60:
         return f"{seconds:.3g} s"
     m, s = divmod(round(seconds), 60)
@@ -260,16 +265,44 @@ def _number(v) -> bool:
         return False
 
 
-def compute_clock(manifest: dict, cell_times: dict) -> list[tuple[str, str]]:
-    """The clock of the run that computed the cells, never a later spec rewrite's.
+def _walls(cells: dict) -> list[float]:
+    """The cells' recorded wall times (`cells.*.wall_s`: finite, not negative)."""
+    return [float(st["wall_s"]) for st in cells.values()
+            if isinstance(st, dict) and _number(st.get("wall_s")) and st["wall_s"] >= 0]
 
-    A revision (`spec_revised`) keeps the compute run's `started`/`finished`. Manifests
-    rewritten before that rule kept the rewrite's clock: such a clock is shorter than the
-    cells' own solver time can allow (sum of their times / the run's parallelism), so it is
-    shown as unknown. Cells that carry `at` (when each first finished) give their span.
+
+def compute_total(manifest: dict, cell_times: dict) -> tuple[str, str]:
+    """The folder's compute time: its cells' wall times (`cells.*.wall_s`, warm-up
+    included) summed, whichever runs they were spread over; a manifest from before cells
+    kept them gives the cells' solver time summed (the records' last `time_s`) instead.
+    The clock of the last run is no measure of it: a resumed run may have run few cells."""
+    cells = manifest.get("cells") if isinstance(manifest.get("cells"), dict) else {}
+    walls = _walls(cells)
+    if walls:
+        rest = (f"; {len(cells) - len(walls)} of {len(cells)} cells have none recorded"
+                if len(walls) < len(cells) else "")
+        return ("compute", f"{_span(sum(walls))} summed over {len(walls)} cells' wall times "
+                           f"(warm-up and evaluation included){rest}")
+    if cell_times:
+        return ("compute", f"{_span(sum(cell_times.values()))} of solver time summed over "
+                           f"{len(cell_times)} cells (no wall times recorded: warm-up and "
+                           "evaluation excluded)")
+    return ("compute", "unknown (no cell times recorded)")
+
+
+def compute_clock(manifest: dict, cell_times: dict) -> list[tuple[str, str]]:
+    """The folder's compute time (`compute_total`), then the clock of the last run that
+    computed cells, never a later spec rewrite's.
+
+    A revision (`spec_revised`) keeps the compute run's `started`/`finished`. Where cells
+    carry `at` (when each first finished), the last run says how many of them first ran in
+    it (a resumed run may run a few of many) and their span is shown. Manifests without
+    `at` and rewritten before that rule kept the rewrite's clock: such a clock is shorter
+    than the cells' own solver time can allow (sum of their times / the run's
+    parallelism), so it is shown as unknown.
     """
     m = manifest or {}
-    rows = []
+    rows = [compute_total(m, cell_times)]
     t0, t1 = _when(m.get("started")), _when(m.get("finished"))
     cells = m.get("cells") if isinstance(m.get("cells"), dict) else {}
     solver = sum(cell_times.values())
@@ -278,18 +311,24 @@ def compute_clock(manifest: dict, cell_times: dict) -> list[tuple[str, str]]:
     par = max(1, min(par, len(cell_times) or 1))
     need = solver / par
     how = f", -j {m.get('n_jobs', '?')} ({m.get('backend', '?')})"
+    ats = sorted(t for t in (_when(c.get("at")) for c in cells.values()
+                             if isinstance(c, dict) and c.get("at")) if t is not None)
     if t0 is None or t1 is None:
-        rows.append(("computed", "unknown (the manifest has no clock)"))
+        rows.append(("last run", "unknown (the manifest has no clock)"))
+    elif ats:
+        ran = sum((t - t0).total_seconds() >= -1 and (t - t1).total_seconds() <= 1
+                  for t in ats)              # differences: t1 + 1 s overflows at year 9999
+        rows.append(("last run", f"{_utc(t0)} to {_utc(t1)} "
+                     f"({_span((t1 - t0).total_seconds())}){how}: {ran} of {len(cells)} "
+                     "cells first ran in it"))
     elif (t1 - t0).total_seconds() < 0.5 * need:
-        rows.append(("computed", f"unknown: the manifest's clock ({_utc(t0)}, "
+        rows.append(("last run", f"unknown: the manifest's clock ({_utc(t0)}, "
                      f"{_span((t1 - t0).total_seconds())}) is shorter than the cells' solver "
                      f"time allows ({_span(solver)} over {par} worker(s)); it is a later "
                      "rewrite's, not the run that computed them"))
     else:
-        rows.append(("computed", f"{_utc(t0)} to {_utc(t1)} "
+        rows.append(("last run", f"{_utc(t0)} to {_utc(t1)} "
                      f"({_span((t1 - t0).total_seconds())}){how}"))
-    ats = sorted(t for t in (_when(c.get("at")) for c in cells.values()
-                             if isinstance(c, dict) and c.get("at")) if t is not None)
     if ats:
         rows.append(("cells finished", f"{len(ats)} of {len(cells)} cells carry their "
                      f"finish time: first {_utc(ats[0])}, last {_utc(ats[-1])} (a re-run "
@@ -297,7 +336,7 @@ def compute_clock(manifest: dict, cell_times: dict) -> list[tuple[str, str]]:
     ran = m.get("cells_ran_after")
     if isinstance(ran, dict) and ran.get("at"):
         rows.append(("cells ran after", f"{_utc(_when(ran['at']))} ({ran.get('why', '')})"))
-    if cell_times:
+    if cell_times and _walls(cells):          # else the compute row is the solver time
         rows.append(("solver time", f"{_span(solver)} summed over {len(cell_times)} cells "
                      "(evaluation excluded)"))
     rev = m.get("spec_revised")
@@ -358,19 +397,21 @@ def machine_rows(m: dict) -> list[tuple[str, str]]:
 
 def folder_provenance(results_dir: Path) -> list[tuple[str, str]]:
     """What `drocli show RESULTS_DIR` prints before the saved spec: the commit, the machine
-    (CPU model, BLAS kernels, load) and the clock from the manifest, the solver times from
-    the records."""
+    (CPU model, BLAS kernels, load) and the compute time from the manifest; the records'
+    solver times only when the cells carry no wall times (older manifests)."""
     from drocli.integrity import manifest as read_manifest
     from drocli.integrity import read_checked
 
     m = read_manifest(results_dir)
     times = {}
-    try:
-        df, _ = read_checked(results_dir)
-        t = df.groupby("cell")["time_s"].max()
-        times = {str(k): float(v) for k, v in t.items() if math.isfinite(v)}
-    except (DrocliError, KeyError, TypeError, ValueError):
-        pass
+    cells = m.get("cells") if isinstance(m.get("cells"), dict) else {}
+    if not _walls(cells):
+        try:
+            df, _ = read_checked(results_dir)
+            t = df.groupby("cell")["time_s"].max()
+            times = {str(k): float(v) for k, v in t.items() if math.isfinite(v)}
+        except (DrocliError, KeyError, TypeError, ValueError):
+            pass
     commit = str(m.get("git_commit") or "?")
     return [("drocli", f"{m.get('drocli', '?')} (commit {commit[:12]}"
                        f"{', DIRTY working tree' if m.get('git_dirty') else ''})"),

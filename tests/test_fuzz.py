@@ -296,7 +296,7 @@ MANIFEST_PATHS = ["", "cells", "cells.*", "cells.*.status", "cells.*.label", "ce
                   "drocli", "git_commit", "git_dirty", "python", "platform", "host", "cpus",
                   "packages", "packages.numpy", "blas", "blas.0", "blas.0.num_threads",
                   "blas.0.architecture", "cpu_model", "load_avg", "load_avg.0",
-                  "cells.*.load_1m"]
+                  "cells.*.wall_s", "cells.*.load_1m"]
 CELL_PATHS = ["", "rows", "rows.0", "rows.0.0", "rows.0.1", "rows.0.2", "rows.0.3",
               "rows.0.4", "rows.-1", "status", "label", "seed", "cell", "oracle_calls",
               "budget", "solver_time_s", "wall_s", "load_1m", "at", "error"]
