@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import http.server
 import io
+import os
 import socketserver
 import tarfile
 import threading
@@ -223,6 +224,11 @@ def test_data_list_fits_the_terminal_under_a_long_data_folder(tmp_path, monkeypa
         assert "".join(ln.strip() for ln in out[1:]).startswith(str(home))   # whole
         assert sum(ln.startswith("mnist") for ln in out) == 2      # mnist and mnist5k
     monkeypatch.delenv("COLUMNS")
+
+    def no_terminal(*a):
+        raise OSError("not a terminal")
+
+    monkeypatch.setattr(os, "get_terminal_size", no_terminal)     # even under pytest -s
     capsys.readouterr()
     assert call("data", "list") == 0
     assert all(len(ln) <= 100 for ln in capsys.readouterr().out.splitlines())
