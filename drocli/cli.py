@@ -460,7 +460,7 @@ def list_(what, name):
 
 
 @cli.command()
-@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec_file", metavar="SPEC", type=click.Path(path_type=Path))
 @click.argument("overrides", metavar="[KEY=VALUE]...", nargs=-1)
 @click.option("--multirun", "-m", is_flag=True, help="KEY=a,b,c sweeps the value, as in run.")
 @click.option("--solver", "-s", "only_solvers", multiple=True, metavar="LABEL",
@@ -471,10 +471,22 @@ def list_(what, name):
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a spec value by dotted path (YAML value); repeatable.")
 def show(spec_file, overrides, multirun, only_solvers, only_data, profile, sets):
-    """Print the resolved spec (profile, overrides and defaults applied) without running it."""
+    """Print the resolved spec (profile, overrides and defaults applied) without running it.
+    Given a results folder: its provenance (commit, machine, CPU model, BLAS kernels, load,
+    compute time) as YAML comments, then its saved spec."""
     from drocli.overrides import comma_hint, positional
     from drocli.spec import dump_spec, load_spec, parse_set
 
+    if spec_file.is_dir():
+        if overrides or multirun or only_solvers or only_data or profile or sets:
+            raise DrocliError("a results folder's spec is shown as it was run",
+                              file=str(spec_file), fix="give overrides with a SPEC file")
+        from drocli import report as rep
+
+        for k, v in rep.folder_provenance(spec_file):
+            click.echo(rep.shown(f"# {k}: {' '.join(str(v).split())}"))
+        click.echo(dump_spec(_saved_spec(spec_file)), nl=False)
+        return
     with comma_hint(overrides, multirun):
         spec = load_spec(spec_file, profile=profile,
                          overrides=parse_set(sets) + positional(overrides, multirun),

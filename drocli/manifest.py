@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,7 +24,10 @@ def spec_digest(spec_text: str) -> str:
 def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
     """Cell id -> label, seed, status, error and when it first ran (a re-run cell keeps its
     first time: only a cell never run before can confirm a claim fixed since); with dask,
-    the worker that ran it."""
+    the worker that ran it; its wall time (`wall_s`, warm-up included: the folder's compute
+    time is their sum, whichever runs the cells were spread over) and the 1-minute load
+    average at its start (`load_1m`), where its status has them (cells run before these
+    were recorded do not)."""
     statuses = {}
     for c in cells:
         st = cell_st.get(c.id) or {"status": "missing"}
@@ -34,7 +38,20 @@ def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
             statuses[c.id]["worker"] = st["worker"]
         if st.get("stopped"):        # killed at its wall limit, or its worker died: no rows
             statuses[c.id]["stopped"] = st["stopped"]
+        for key, digits in (("wall_s", 3), ("load_1m", 2)):
+            if _number(st.get(key)):
+                statuses[c.id][key] = round(float(st[key]), digits)
     return statuses
+
+
+def _number(v) -> bool:
+    """A finite number that is not a bool (a status read back may hold any JSON)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:          # an int past the float range
+        return False
 
 
 def assemble(spec, *, started: str, spec_sha1: str, run_key: str | None, n_jobs: int,

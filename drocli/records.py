@@ -508,10 +508,35 @@ def read_records(results_dir: Path, man: dict | None = None) -> pd.DataFrame:
 
 # --- provenance ---------------------------------------------------------------------------
 
+def cpu_model() -> str | None:
+    """The CPU's model name (/proc/cpuinfo's first "model name", else
+    platform.processor()), or None: wall-time claims depend on the CPU, not just the host."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, sep, value = line.partition(":")
+                if sep and key.strip() == "model name" and value.strip():
+                    return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def load_avg() -> list[float] | None:
+    """The system load averages over 1, 5 and 15 minutes (os.getloadavg), rounded; None
+    where the system has none. A busy machine slows every wall time recorded on it."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
+
+
 def provenance(out: Path | None = None) -> dict:
-    """Versions, BLAS, host, and the git commit and tree state of the checkout the folder
-    `out` lies in (else of drocli's own): untracked files count as dirty, the run's own
-    folder does not."""
+    """Versions, BLAS (threadpoolctl's entries: `architecture` is the OpenBLAS kernel family
+    in use), host, CPU model, the load averages now (taken when a run starts:
+    `load_avg`), and the git commit and tree state of the checkout the folder `out` lies in
+    (else of drocli's own): untracked files count as dirty, the run's own folder does
+    not."""
     from drocli import __version__, tree
 
     pkgs = {}
@@ -538,7 +563,8 @@ def provenance(out: Path | None = None) -> dict:
         git.update(_git_from_environment())
     return {"drocli": __version__, **git,
             "python": sys.version.split()[0], "platform": platform.platform(),
-            "host": socket.gethostname(), "cpus": os.cpu_count(), "packages": pkgs, "blas": blas}
+            "host": socket.gethostname(), "cpus": os.cpu_count(), "cpu_model": cpu_model(),
+            "load_avg": load_avg(), "packages": pkgs, "blas": blas}
 
 
 def _git_from_environment() -> dict:

@@ -21,6 +21,7 @@ from drocli.cells import Cell
 from drocli.errors import DrocliError
 from drocli.limits import TimeLimit, cell_limit, why_limit
 from drocli.monitor import Monitor, stalled
+from drocli.records import load_avg
 
 _DATA_CACHE: OrderedDict = OrderedDict()
 _DATA_CACHE_SIZE = 2          # the runner groups cells by data, so 2 is enough
@@ -140,7 +141,9 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
     (`warm_up`), so `time_s` starts with the solver's own work; the warm-up's seconds are
     in the status as `warmup_s`. The cell's wall limit (drocli.limits) starts here: the
     monitor stops the solver there (status timeout). A run that spends its budget without
-    any metric moving is `stalled` (drocli.monitor.stalled)."""
+    any metric moving is `stalled` (drocli.monitor.stalled). The status keeps the 1-minute
+    load average at the cell's start (`load_1m`): a busy machine slows its wall time."""
+    load = load_avg()
     t0 = time.time()
     deadline = time.perf_counter() + cell_limit(cell)
     rows, status, artifacts = [], {"status": "failed"}, {}
@@ -171,7 +174,8 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
         status = {"status": "failed", "error": f"{type(e).__name__}: {e}",
                   "traceback": traceback.format_exc()}
     status.update(cell=cell.id, label=cell.label, seed=cell.seed, wall_s=time.time() - t0,
-                  warmup_s=round(warm, 3), host=socket.gethostname(), pid=os.getpid())
+                  warmup_s=round(warm, 3), host=socket.gethostname(), pid=os.getpid(),
+                  load_1m=load[0] if load else None)
     return rows, status, artifacts
 
 

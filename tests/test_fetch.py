@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import http.server
 import io
+import os
 import socketserver
 import tarfile
 import threading
@@ -200,8 +201,37 @@ def test_every_paper_data_set_fetches_where_its_loader_looks(source, server, dat
     assert Path(found if not isinstance(found, tuple) else found[0]).exists()
     capsys.readouterr()
     assert call("data", "list") == 0
-    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(source))
-    assert "present" in line and str(data_home) in line
+    out = capsys.readouterr().out.splitlines()
+    line = next(ln for ln in out if ln.startswith(source))
+    assert "present" in line and f" {dl.folder or source}/ " in line    # in the data folder
+    head = out[:next(i for i, ln in enumerate(out) if ln.startswith("source "))]
+    assert "".join(ln.strip() for ln in head).endswith(str(data_home))   # named once, above
+
+
+def test_data_list_fits_the_terminal_under_a_long_data_folder(tmp_path, monkeypatch,
+                                                              capsys):
+    """`drocli data list` was over 200 characters wide under a long path: the data folder
+    is named once (wrapped when longer than the width), the folders in it relative to it,
+    others shortened in their middle; 100 columns when stdout is not a terminal."""
+    home = tmp_path / ("x" * 150)
+    monkeypatch.setenv("DROCLI_DATA", str(home))
+    for columns in ("100", "60", "30"):
+        monkeypatch.setenv("COLUMNS", columns)
+        capsys.readouterr()
+        assert call("data", "list") == 0
+        out = capsys.readouterr().out.splitlines()
+        assert out and all(len(ln) <= int(columns) for ln in out), out
+        assert "".join(ln.strip() for ln in out[1:]).startswith(str(home))   # whole
+        assert sum(ln.startswith("mnist") for ln in out) == 2      # mnist and mnist5k
+    monkeypatch.delenv("COLUMNS")
+
+    def no_terminal(*a):
+        raise OSError("not a terminal")
+
+    monkeypatch.setattr(os, "get_terminal_size", no_terminal)     # even under pytest -s
+    capsys.readouterr()
+    assert call("data", "list") == 0
+    assert all(len(ln) <= 100 for ln in capsys.readouterr().out.splitlines())
 
 
 def test_missing_files_print_the_fetch_command(data_home, tmp_path, capsys):

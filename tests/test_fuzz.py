@@ -294,10 +294,12 @@ MANIFEST_PATHS = ["", "cells", "cells.*", "cells.*.status", "cells.*.label", "ce
                   "records_rows", "records_sha1", "experiment", "profile", "started",
                   "finished", "spec_sha1", "run_key", "n_jobs", "backend", "blas_threads",
                   "drocli", "git_commit", "git_dirty", "python", "platform", "host", "cpus",
-                  "packages", "packages.numpy", "blas", "blas.0", "blas.0.num_threads"]
+                  "packages", "packages.numpy", "blas", "blas.0", "blas.0.num_threads",
+                  "blas.0.architecture", "cpu_model", "load_avg", "load_avg.0",
+                  "cells.*.wall_s", "cells.*.load_1m"]
 CELL_PATHS = ["", "rows", "rows.0", "rows.0.0", "rows.0.1", "rows.0.2", "rows.0.3",
               "rows.0.4", "rows.-1", "status", "label", "seed", "cell", "oracle_calls",
-              "budget", "solver_time_s", "wall_s", "at", "error"]
+              "budget", "solver_time_s", "wall_s", "load_1m", "at", "error"]
 SPEC_PATHS = [*KEYS, "title", "figures.0.title", "figures.0.caption", "claims.0.id",
               "claims.0.text", "claims.0.solver", "solvers.0.label", "data.label",
               "profile", "default_profile", "profiles", "figures", "claims", "solvers",

@@ -212,7 +212,8 @@ def test_index_has_totals_and_status_colours(tiny_spec, tmp_path):
 
 def test_compute_clock_is_the_run_that_computed_the_cells():
     """A clock shorter than the cells' solver time allows is a rewrite's: shown unknown;
-    cell finish times are read where present; a spec revision is shown apart."""
+    cell finish times are read where present (and count the cells that first ran in the
+    last run); a spec revision is shown apart."""
     from drocli.report import compute_clock
 
     times = {f"c{i}": 10.0 for i in range(12)}                 # 120 s of solver time
@@ -220,18 +221,18 @@ def test_compute_clock_is_the_run_that_computed_the_cells():
                "finished": "2026-11-22T01:22:24.476+00:00", "n_jobs": 2,
                "cells": {f"c{i}": {"status": "done"} for i in range(12)}}
     rows = dict(compute_clock(rewrite, times))
-    assert rows["computed"].startswith("unknown") and "0.08 s" in rows["computed"]
+    assert rows["last run"].startswith("unknown") and "0.08 s" in rows["last run"]
     run = {**rewrite, "finished": "2026-11-22T01:23:30+00:00",
            "cells": {f"c{i}": {"status": "done", "at": f"2026-11-22T01:23:{10 + i}+00:00"}
                      for i in range(12)},
            "spec_revised": {"at": "2026-11-25T08:00:00+00:00", "git_commit": "abc",
                             "git_dirty": False}}
     rows = dict(compute_clock(run, times))
-    assert rows["computed"] == ("2026-11-22 01:22:24 UTC to 2026-11-22 01:23:30 UTC "
-                                "(1 min 06 s), -j 2 (?)")
+    assert rows["last run"] == ("2026-11-22 01:22:24 UTC to 2026-11-22 01:23:30 UTC "
+                                "(1 min 06 s), -j 2 (?): 12 of 12 cells first ran in it")
     assert "12 of 12 cells" in rows["cells finished"] and "01:23:21" in rows["cells finished"]
     assert rows["spec revised"].startswith("2026-11-25 08:00:00 UTC, commit abc")
-    assert dict(compute_clock({}, {}))["computed"].startswith("unknown")
+    assert dict(compute_clock({}, {}))["last run"].startswith("unknown")
 
 
 def test_dirty_commit_is_shown_at_the_top(tiny_spec, tmp_path):
