@@ -18,6 +18,7 @@ import time
 
 from drocli import misbehaving, registry, testing
 from drocli.pool import supervised
+from drocli.records import cpu_model
 
 LIMIT = 2.0
 
@@ -25,16 +26,9 @@ LIMIT = 2.0
 SOLVERS = {**misbehaving.HANGS, "slow_steps": misbehaving.slow_steps}
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        return "unknown"
-
 
 def main(rounds: int) -> None:
-    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f}")
+    print(f"CPU: {cpu_model() or 'unknown'}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f}")
     for name, func in SOLVERS.items():
         registry.solver(f"bench_{name}", family="finite_sum", description=func.__doc__,
                         reference="none")(func)

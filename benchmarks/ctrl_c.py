@@ -22,20 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from drocli.records import finished, read_cell
+from drocli.records import cpu_model, finished, read_cell
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.conftest import TINY_SPEC  # noqa: E402
 
 WAIT = 3                         # cells finished before the signal
 
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        return "unknown"
 
 
 def _finished(out: Path) -> set[str]:
@@ -66,7 +59,7 @@ def one_round(tmp: Path) -> tuple[float, int, int, int, bool]:
 
 
 def main(rounds: int) -> None:
-    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f}")
+    print(f"CPU: {cpu_model() or 'unknown'}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f}")
     print(f"{'round':>5} {'stop (s)':>9} {'exit':>5} {'finished':>9} {'kept':>5} {'orphans':>8}")
     took = []
     with tempfile.TemporaryDirectory() as d:
