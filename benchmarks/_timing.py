@@ -153,7 +153,12 @@ class Kernel:
             a = arr(self.a, self.ta)
             b = a.T if self.same else arr(self.b, self.tb)
             return lambda: a @ b
-        D = self.a[0]
+        if self.kind == "bitdot":
+            from drocli.ops.bitpacked import BitMatrix
+            bits = BitMatrix((rng.random(self.a) < 0.3).astype(np.float64))
+            q = rng.standard_normal(self.a[1])
+            return lambda: bits.dot(q)
+        D = self.a[0]                                   # LAPACK kinds: an SPD (D, D) matrix
         M = rng.standard_normal((D, D))
         S = M @ M.T / D + np.eye(D)
         v = rng.standard_normal(D)
@@ -168,11 +173,6 @@ class Kernel:
             return lambda: np.linalg.eigvalsh(S)
         if self.kind == "solve":
             return lambda: np.linalg.solve(S, v)
-        if self.kind == "bitdot":
-            from drocli.ops.bitpacked import BitMatrix
-            bits = BitMatrix((rng.random(self.a) < 0.3).astype(np.float64))
-            q = rng.standard_normal(self.a[1])
-            return lambda: bits.dot(q)
         raise ValueError(f"unknown kernel kind {self.kind!r}")
 
 
@@ -182,10 +182,15 @@ def kernel_seconds(kernels, repeat: int = 5, seed: int = 0) -> dict:
     return {k: seconds_per_call(k.make(rng), repeat) for k in kernels}
 
 
+MIN_COPY = 1 << 20     # smaller arrays are charged the rate of this size (see copy_bandwidth)
+
+
 def copy_bandwidth(nbytes: int, repeat: int = 5) -> float:
     """Bytes per second of np.copyto between two float64 arrays of `nbytes` each, counting
     the read and the write (2 nbytes per copy): the rate for arrays of that size (in cache
-    when they fit, from memory when they do not)."""
-    n = max(1, int(nbytes) // 8)
+    when they fit, from memory when they do not). Below MIN_COPY bytes the array of
+    MIN_COPY is timed instead: a smaller copy's time is mostly numpy's call overhead, which
+    the rooflines count as Python, not as memory traffic."""
+    n = max(int(nbytes), MIN_COPY) // 8
     src, dst = np.ones(n), np.empty(n)
     return 2.0 * 8 * n / seconds_per_call(lambda: np.copyto(dst, src), repeat)

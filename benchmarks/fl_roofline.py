@@ -51,8 +51,8 @@ Timings are only meaningful on a quiet machine (load average well below one per 
 
 Run: python benchmarks/fl_roofline.py [--rounds 300] [--methods FedAvg,TCH] [--case rotation]
          [--repeat 5] [--kernels]
-     (the full folder settings run 12 cells of a few minutes each; --rounds 4 checks that the
-     script works end to end)
+     (the full folder settings: 12 cells of 300 rounds; --rounds 4 checks that the script
+     works end to end)
 """
 
 from __future__ import annotations

@@ -104,7 +104,10 @@ def madds(entries) -> int:
 
 
 def as_shapes(counter: Counter) -> Counter:
-    return Counter({(k.a, k.b, k.dtype): v for k, v in counter.items()})
+    out = Counter()
+    for k, v in counter.items():
+        out[(k.a, k.b, k.dtype)] += v
+    return out
 
 
 # ---- the kernels' own counts -------------------------------------------------------------
@@ -244,3 +247,120 @@ def test_fl_gram_round_by_the_closed_form():
     total = sum(4 * n * d * h + tau * (2 * n * n * h + 6 * n * h * k)
                 for n, d in (X.shape for X in problem._Xloc))
     assert fl.flops(fl.local_products(problem)) == total
+
+
+# ---- bilevel (paper 004) --------------------------------------------------------------------
+
+import bilevel_roofline as bl  # noqa: E402
+
+from drocli.problems.bilevel import BilevelWeightsProblem  # noqa: E402
+
+
+def bl_problem(tasks: int = 1, n: int = 60, n_va: int = 24, d: int = 40, seed: int = 0):
+    """Real-valued features (so X~ q is a dense product the instrumentation sees), a bias."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(d)
+
+    def split(k):
+        X = rng.standard_normal((k, d)).astype(np.float32)
+        return X, (X @ w + 0.5 * rng.standard_normal(k) > 0).astype(np.int64)
+
+    X, y = split(n)
+    Xv, yv = split(n_va)
+    data = GroupedData("synthetic", X, y, np.zeros(n, np.int64), Xv, yv,
+                       np.zeros(n_va, np.int64))
+    return BilevelWeightsProblem(data, lam=0.05, tasks=tasks)
+
+
+def matmuls(part_counter: Counter) -> Counter:
+    """The products with a matrix operand, as (a shape, b shape, dtype)."""
+    return as_shapes(Counter({k: v for k, v in part_counter.items()
+                              if k.kind == "matmul" and (len(k.a) == 2 or len(k.b) == 2)}))
+
+
+def with_matrix(entries) -> list:
+    return [e for e in entries if len(e[0]) == 2 or len(e[1]) == 2]
+
+
+@pytest.mark.parametrize("op, args, b", [
+    ("lower_terms", lambda pb, B: (np.ones(pb.n), np.full(pb.D, 0.1), B), 7),
+    ("lower_terms", lambda pb, B: (np.ones(pb.n), np.full(pb.D, 0.1), B, 0, False), 7),
+    ("hess_vec", lambda pb, B: (np.ones(pb.n), np.full(pb.D, 0.1), B, np.ones(pb.D)), 9),
+    ("upper_grad", lambda pb, B: (np.full(pb.D, 0.1), B), 8),
+    ("cross_apply", lambda pb, B: (B, np.ones(B.size), np.ones(pb.D)), 6),
+    ("features_dot", lambda pb, B: (np.ones(pb.D),), None),
+    ("lower_value", lambda pb, B: (np.ones(pb.n), np.full(pb.D, 0.1)), None),
+    ("upper_value", lambda pb, B: (np.full(pb.D, 0.1),), None)])
+def test_bilevel_oracle_counts_are_the_products_of_one_call(counting, op, args, b):
+    pb = bl_problem()
+    pb.X, pb.Xv = pb.X.view(Counting), pb.Xv.view(Counting)
+    assert pb._bits is None
+    B = np.arange(b) if b else None
+    a = args(pb, B)
+    getattr(pb, op)(*a)
+    rows = {"features_dot": pb.n, "lower_value": pb.n, "upper_value": pb.n_va}.get(op, b)
+    hessian = not (op == "lower_terms" and len(a) > 4 and not a[4])
+    ours = bl.oracle_kernels(op, rows, pb.D, hessian)
+    got = with_matrix(counting["other"])
+    assert shapes(got) == as_shapes(ours)
+    assert 2 * madds(got) == sum(k.flops * v for k, v in ours.items())
+
+
+BL_SOLVERS = [(1, s.display, s.name, s.params)
+              for s in load_spec(bl.SPECS["fashion"][0]).solvers] + \
+             [(20, s.display, s.name, s.params)
+              for s in load_spec(bl.SPECS["digits"][0]).solvers]
+
+
+def bl_run(name, params, tasks, instrument: bool):
+    pb = bl_problem(tasks)
+    if instrument:
+        pb.X, pb.Xv = pb.X.view(Counting), pb.Xv.view(Counting)
+        pb.evaluate = in_part("evaluation", pb.evaluate)
+    entry = registry.get("solver", name)
+    mon = bl.CountingMonitor(Monitor(pb, 2500, checkpoints=3))
+    with np.errstate(all="ignore"):
+        entry.func(pb, registry.resolve_params(entry, params), np.random.default_rng(0), mon)
+    return pb, mon
+
+
+@pytest.mark.parametrize("tasks, label, name, params", BL_SOLVERS,
+                         ids=[f"{s[1]}-m{s[0]}" for s in BL_SOLVERS])
+def test_bilevel_tally_counts_the_products_the_cell_calls(counting, tasks, label, name, params):
+    """The tally of a run (plain arrays) against the products of the same run (same seed,
+    same draws) with the data as Counting arrays, evaluation apart from the rest."""
+    with bl.Tally(name) as tally:
+        _, mon = bl_run(name, params, tasks, instrument=False)
+    assert tally.iterations == mon.calls - 1 > 0
+    _, mon2 = bl_run(name, params, tasks, instrument=True)
+    assert mon2.calls == mon.calls
+    parts = tally.parts()
+    ev = matmuls(parts.get(bl.EVAL, Counter()))
+    rest = sum((matmuls(c) for p, c in parts.items() if p != bl.EVAL), Counter())
+    assert shapes(with_matrix(counting["evaluation"])) == ev
+    assert shapes(with_matrix(counting.get("other", []))) == rest
+    lapack = {k.kind for c in parts.values() for k in c if k.kind != "matmul"}
+    assert "cholesky" in lapack and "cho_solve" in lapack    # the Newton solves at least
+
+
+def test_bilevel_tally_counts_the_projection_where_cholesky_fails(counting):
+    """An indefinite estimate: eigh, Q diag(e) Q^T, the eig solves, a lazy rescaling."""
+    from drocli.ops.psd import FlooredSPD
+    rng = np.random.default_rng(1)
+    Q = np.linalg.qr(rng.standard_normal((6, 6)))[0]
+    H = (Q * np.array([-1.0, 0.5, 1, 2, 3, 4])) @ Q.T
+    v = rng.standard_normal(6)
+
+    def use(M):
+        F = FlooredSPD(M, 0.1)
+        F.solve(v)
+        F.scaled(0.5).solve(v)
+
+    with bl.Tally() as tally:
+        use(H)
+    use(H.view(Counting))
+    parts = tally.parts()
+    assert set(parts) == {bl.PROJ}
+    kinds = Counter({k.kind: v for k, v in parts[bl.PROJ].items() if k.kind != "matmul"})
+    assert kinds == {"eigh": 1}
+    assert shapes(with_matrix(counting["other"])) == matmuls(parts[bl.PROJ])
