@@ -117,7 +117,6 @@ def eig_solve(D: int) -> Counter:           # Q (Q^T v / e)
     return Counter({K("matmul", (D, D), (D,), ta=True): 1, K("matmul", (D, D), (D,)): 1})
 
 
-
 # ---- the tally: every oracle and dense call of a run, by part and shape -------------------------
 
 class Tally:
@@ -159,6 +158,8 @@ class Tally:
                                      else True)
                     tally.add(part, oracle_kernels(op, b, pb.D, hessian,
                                                    op == "features_dot" and pb._bits is not None))
+                    # STABLE's lower step does X~^T (alpha_i dp) once per task and iteration,
+                    # as often as it asks for an upper gradient
                     if op == "upper_grad" and tally.solver == "stable" and not tally._in_eval:
                         tally.add(NVEC, Counter({K("matmul", (pb.D, pb.n), (pb.n,), ta=True): 1}))
                     return f(pb, *a, **kw)
