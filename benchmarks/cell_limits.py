@@ -11,14 +11,14 @@ timed-out status, minus LIMIT; the machine's load and CPU model come first.
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import time
 
+from _timing import machine_info  # (benchmarks/ is the script's folder)
+
 from drocli import misbehaving, registry, testing
 from drocli.pool import supervised
-from drocli.records import cpu_model
 
 LIMIT = 2.0
 
@@ -28,7 +28,7 @@ SOLVERS = {**misbehaving.HANGS, "slow_steps": misbehaving.slow_steps}
 
 
 def main(rounds: int) -> None:
-    print(f"CPU: {cpu_model() or 'unknown'}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f}")
+    print(machine_info())
     for name, func in SOLVERS.items():
         registry.solver(f"bench_{name}", family="finite_sum", description=func.__doc__,
                         reference="none")(func)

@@ -22,7 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from drocli.records import cpu_model, finished, read_cell
+from _timing import machine_info  # (benchmarks/ is the script's folder)
+
+from drocli.records import finished, read_cell
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.conftest import TINY_SPEC  # noqa: E402
@@ -59,7 +61,7 @@ def one_round(tmp: Path) -> tuple[float, int, int, int, bool]:
 
 
 def main(rounds: int) -> None:
-    print(f"CPU: {cpu_model() or 'unknown'}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f}")
+    print(machine_info())
     print(f"{'round':>5} {'stop (s)':>9} {'exit':>5} {'finished':>9} {'kept':>5} {'orphans':>8}")
     took = []
     with tempfile.TemporaryDirectory() as d:

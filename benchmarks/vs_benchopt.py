@@ -68,6 +68,8 @@ from pathlib import Path
 import numpy as np
 from _timing import ROOT, child_cpu  # (benchmarks/ is the script's folder)
 
+from drocli.records import cpu_model
+
 SIZES = (1_000, 50_000, 1_000_000)
 D = 100
 EPOCHS = 22
@@ -340,16 +342,6 @@ def run_benchopt(bench: Path, n: int, out: Path, env: dict) -> dict:
 # ------------------------------------------------------------------------------------------
 # reporting
 # ------------------------------------------------------------------------------------------
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _load() -> str:
     return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
@@ -377,7 +369,7 @@ def main(argv=None) -> int:
     import drocli
 
     start = (f"load average {_load()} (1, 5, 15 min) at start; "
-             f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; CPU {cpu_model()}, "
+             f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; CPU {cpu_model() or 'unknown'}, "
              f"{os.cpu_count()} cores; python {platform.python_version()}, drocli "
              f"{drocli.__version__}, benchopt {benchopt.__version__}, numba {numba.__version__}")
     print(start, flush=True)

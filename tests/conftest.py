@@ -110,6 +110,15 @@ def data_home(tmp_path, monkeypatch) -> Path:
     return home
 
 
+def tiny_folder(root: Path) -> Path:
+    """A tiny results folder (TINY_SPEC at the smoke profile) run into root/res."""
+    spec = root / "tiny.yaml"
+    spec.write_text(TINY_SPEC)
+    out = root / "res"
+    assert call("run", spec, "--profile", "smoke", "--out", out, "-q") == 0
+    return out
+
+
 @pytest.fixture
 def tiny_spec(tmp_path) -> Path:
     path = tmp_path / "tiny.yaml"

@@ -13,18 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import TINY_SPEC, call
+from tests.conftest import call, tiny_folder
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory) -> Path:
     """One tiny results folder (smoke profile), shared: copy it to change it."""
-    root = tmp_path_factory.mktemp("prov")
-    spec = root / "tiny.yaml"
-    spec.write_text(TINY_SPEC)
-    out = root / "res"
-    assert call("run", spec, "--profile", "smoke", "--out", out, "-q") == 0
-    return out
+    return tiny_folder(tmp_path_factory.mktemp("prov"))
 
 
 def test_manifest_records_cpu_blas_and_load(recorded):

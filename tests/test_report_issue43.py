@@ -12,17 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY_SPEC, call
+from tests.conftest import call, tiny_folder
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory) -> Path:
     """One tiny results folder (smoke profile, figures drawn), shared: copy it to change it."""
-    root = tmp_path_factory.mktemp("rec")
-    spec = root / "tiny.yaml"
-    spec.write_text(TINY_SPEC)
-    out = root / "res"
-    assert call("run", spec, "--profile", "smoke", "--out", out, "-q") == 0
+    out = tiny_folder(tmp_path_factory.mktemp("rec"))
     assert call("plot", out) == 0
     return out
 
