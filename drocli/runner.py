@@ -99,6 +99,7 @@ class RunSummary:
     ran: int
     failed: list[dict]
     records_path: Path | None
+    judged: object = None     # verdicts.Judged of the folder as this run left it, if judged
 
 
 def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None):
@@ -394,11 +395,13 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
         backend=backend, records_rows=len(df), records_file=rec_path, claims=claims_fixed,
         statuses=statuses, earlier=(previous, committed), provenance=prov))
     _clear_pending(out)
+    judged = None
     if spec.claims:         # the verdicts as judged now, for readers without the plug-ins
         from drocli.verdicts import record_verdicts
 
-        record_verdicts(out)
-    return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path)
+        judged = record_verdicts(out)
+    return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path,
+                      judged)
 
 
 def _plan_ids(spec: Spec) -> set[str]:

@@ -450,6 +450,14 @@ def check_claim_judges(kind: str, name: str) -> None:
     assert res.status in ("holds", "fails", "inconclusive", "skipped"), \
         f"claim kind {name}: status {res.status!r}"
     assert isinstance(res.detail, str) and res.detail, f"claim kind {name}: no detail"
+    if res.status != "skipped":       # what its folder keeps for readers without the kind
+        bare = {key.split(" @ ")[0] for key in res.summaries}
+        missing = [label for label in claim.labels if label not in bare]
+        assert not missing, (
+            f"claim kind {name}: no per-seed summaries recorded for {', '.join(missing)}: "
+            "call drocli.claims.judge.note(label -> Series(seed -> value)) on what it "
+            "judges (judge() and paired_effects() do it), so that a results folder keeps "
+            "them")
 
 
 COMMON = (check_described, check_defaults_valid, check_unknown_key_refused,

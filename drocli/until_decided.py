@@ -94,7 +94,7 @@ def run_until_decided(spec, out: Path, *, log, **run_kw):
                              (lambda c, labels=labels: c.label in labels))
         if summary.failed:
             return summary
-        judged = judge_folder(out)
+        judged = summary.judged or judge_folder(out)     # judged once, at the run's end
         open_ = undecided(judged.claims, looks)
         later = [r for r in open_ if r.look.get("seeds", 0) >= n]   # judged at this look
         if not open_:

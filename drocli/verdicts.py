@@ -59,21 +59,24 @@ def tuning_seeds(spec, results_dir: Path) -> dict | None:
     return {**block, "seeds": seeds, "source": sources}
 
 
-def record_verdicts(results_dir: Path) -> None:
+def record_verdicts(results_dir: Path) -> Judged | None:
     """At the end of a run: the folder's verdicts, judged now, into verdicts.json with each
-    claim kind's description and judging function (drocli.claims.recorded), so that the
-    folder can be judged and reported where those plug-ins are not installed. A folder
-    whose claims cannot be judged (a spec error `check` reports) records none."""
+    claim kind's description and judging function and the per-seed summaries judged
+    (drocli.claims.recorded), so that the folder can be judged and reported where those
+    plug-ins are not installed. Returns the judgement (a look of a sequential plan decides
+    on it, not judging again); None, and nothing recorded, for a folder whose claims cannot
+    be judged (a spec error `check` reports)."""
     from drocli import registry
     from drocli.claims import recorded
 
     try:
         judged = judge_folder(results_dir)
     except DrocliError:
-        return
+        return None
     kinds = {}
     for c in judged.spec.claims:
         if not getattr(c, "opaque", False) and c.kind not in kinds:
             e = registry.get("claim", c.kind)
             kinds[c.kind] = (e.summary, registry.origin(e.func))
     recorded.write(results_dir, judged.claims, kinds)
+    return judged

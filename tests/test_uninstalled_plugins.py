@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.test_readme_examples import BLOCK, _section
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,3 +97,35 @@ def test_a_folder_opens_after_its_package_is_uninstalled(tmp_path):
     res = _drocli(tmp_path, None, "check", out, "--json")
     gone = {c["id"]: c for c in json.loads(res.stdout)["claims"]}
     assert gone["area"]["status"] == "skipped" and "not installed" in gone["area"]["detail"]
+
+
+def test_the_folder_keeps_the_per_seed_summaries_it_was_judged_on(tmp_path):
+    """verdicts.json holds, per claim, the per-seed summaries behind its verdict: for a
+    final_below claim each label's final loss per seed, as read from the records here
+    with pandas; the outside kind's (its docs example calls `note`) are shown by check
+    after the package is gone."""
+    import pandas as pd
+
+    site = tmp_path / "site"
+    _package(site)
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    out = tmp_path / "res"
+    res = _drocli(tmp_path, site, "run", "spec.yaml", "--out", out, "-q", "-j", "1")
+    assert res.returncode == 0, res.stderr
+    kept = json.loads((out / "verdicts.json").read_text())["claims"]
+    df = pd.read_csv(out / "records.csv.gz")
+    loss = df[df["metric"] == "loss"].sort_values(["cell", "step"])
+    last = loss.groupby("cell").tail(1)
+    for label in ("Plain", "SGD"):
+        mine = last[last["label"] == label]
+        want = {str(int(s)): float(v) for s, v in zip(mine["seed"], mine["value"],
+                                                       strict=True)}
+        assert kept["final"]["summaries"][label] == pytest.approx(want, rel=1e-12)
+        assert len(want) == 6
+    # the seed mean of the summaries is the value the claim compared
+    got = kept["final"]["summaries"]["Plain"]
+    assert sum(got.values()) / len(got) == pytest.approx(kept["final"]["values"]["Plain"])
+    assert set(kept["area"]["summaries"]) == {"Plain", "SGD"}
+    res = _drocli(tmp_path, None, "check", out, "--json")
+    gone = {c["id"]: c for c in json.loads(res.stdout)["claims"]}
+    assert gone["area"]["summaries"] == kept["area"]["summaries"]

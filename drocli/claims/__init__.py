@@ -256,6 +256,8 @@ class ClaimResult:
     judged: dict = field(default_factory=dict, repr=False)   # cell id -> seed judged on
     # sequential plan: the look that decided (or the last reached), of how many, its seeds
     look: dict = field(default_factory=dict)
+    # the per-seed summaries judged: label (@ panel) -> {seed: value} (inference.note)
+    summaries: dict = field(default_factory=dict, repr=False)
 
     @property
     def failed(self) -> bool:
@@ -275,7 +277,8 @@ class ClaimResult:
                 "statistical": overall(self.effects) if self.effects else None,
                 "registration": self.registration, "tuned_on": self.tuned_on,
                 "multiplicity": MULTIPLICITY if len(self.effects) > 1 else None,
-                **({"look": self.look} if self.look else {})}
+                **({"look": self.look} if self.look else {}),
+                "summaries": self.summaries}
 
 
 def _json_num(v):
@@ -328,12 +331,15 @@ def _as_recorded(claim: ClaimBase, profile: str, rec: dict | None) -> ClaimResul
                            "holds no verdict recorded at run time: install the package that "
                            "brings it to judge this claim", reproduced, source=claim.source)
     by = rec.get("judged_by") or "its plug-in"
-    return ClaimResult(claim.id, claim.text, claim.kind, str(rec["status"]),
-                       f"{rec.get('detail', '')} [as recorded when the run finished, judged "
-                       f"by {by}: claim kind {claim.kind!r} is not installed here, so it is "
-                       "not judged afresh]", reproduced,
-                       dict(rec.get("values") or {}), dict(rec.get("effects") or {}),
-                       source=claim.source)
+    out = ClaimResult(claim.id, claim.text, claim.kind, str(rec["status"]),
+                      f"{rec.get('detail', '')} [as recorded when the run finished, judged "
+                      f"by {by}: claim kind {claim.kind!r} is not installed here, so it is "
+                      "not judged afresh]", reproduced,
+                      dict(rec.get("values") or {}), dict(rec.get("effects") or {}),
+                      source=claim.source)
+    summaries = rec.get("summaries")
+    out.summaries = summaries if isinstance(summaries, dict) else {}
+    return out
 
 
 def evaluate_at_looks(records, claim: ClaimBase, profile: str, plan: dict | None
@@ -499,8 +505,11 @@ def _judge_rows(rows, claim: ClaimBase, result, reproduced: bool) -> ClaimResult
         return result("skipped", f"label(s) missing from the records{what}{filt}: "
                       f"{', '.join(missing)} (present: {', '.join(have) or 'none'})")
     entry = registry.get("claim", claim.kind)
+    from drocli.claims.inference import collecting
+
     try:
-        res = entry.func(claim, data)
+        with collecting() as summaries:
+            res = entry.func(claim, data)
         holds, detail, values = res[:3]
         effects = res[3] if len(res) > 3 else {}
     except SkipClaim as exc:
@@ -520,8 +529,10 @@ def _judge_rows(rows, claim: ClaimBase, result, reproduced: bool) -> ClaimResult
         verdict = overall(effects)
     else:                               # an exact statement about every recorded run
         verdict = point
-    return result(_status(verdict, reproduced), detail, values, effects,
-                  _status(point, reproduced))
+    out = result(_status(verdict, reproduced), detail, values, effects,
+                 _status(point, reproduced))
+    out.summaries = summaries
+    return out
 
 
 def panels_set_metric(claim) -> bool:
@@ -549,7 +560,7 @@ def _in_panels(rows, claim: ClaimBase, result, reproduced: bool, judged: dict):
     k = claim.panels_needed or P
     one = claim.model_copy(update={"confidence": 1 - (1 - claim.confidence) / (P - k + 1)})
     one._family = k
-    parts, effects, values = [], {}, {}
+    parts, effects, values, summaries = [], {}, {}, {}
     point_held, held, refuted = 0, 0, 0
     for i, panel in enumerate(claim.panels):
         name = _panel_name(panel)
@@ -565,6 +576,7 @@ def _in_panels(rows, claim: ClaimBase, result, reproduced: bool, judged: dict):
         parts.append(f"[{name}] {r.detail}")
         effects.update({f"{o} @ {name}": e for o, e in r.effects.items()})
         values.update({f"{key} @ {name}": v for key, v in r.values.items()})
+        summaries.update({f"{key} @ {name}": v for key, v in r.summaries.items()})
     point = "holds" if point_held >= k else "not_reproduced"
     verdict = ("holds" if held >= k else "not_reproduced" if refuted > P - k
                else "inconclusive")
@@ -573,6 +585,7 @@ def _in_panels(rows, claim: ClaimBase, result, reproduced: bool, judged: dict):
     out = result(_status(verdict, reproduced), f"in each of {P} panels ({rule}): "
                  + " | ".join(parts), values, effects, _status(point, reproduced))
     out.judged = {str(k_): _plain_seed(v) for k_, v in judged.items()}
+    out.summaries = summaries
     return out
 
 

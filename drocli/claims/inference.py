@@ -42,6 +42,8 @@ solver diverged forbids HOLDS, one where only the other diverged forbids NOT REP
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import itertools
 import math
@@ -285,6 +287,40 @@ def _diverged_guard(e: dict, a: np.ndarray, b: np.ndarray, solver: str, other: s
     return e
 
 
+_SUMMARIES: contextvars.ContextVar[dict | None] = contextvars.ContextVar("summaries",
+                                                                         default=None)
+
+
+@contextlib.contextmanager
+def collecting():
+    """Collect, while a judge runs, the per-seed summaries it judges on (`note`): the
+    dict yielded maps label -> {seed: value}; the results folder keeps it (verdicts.json)."""
+    got: dict = {}
+    token = _SUMMARIES.set(got)
+    try:
+        yield got
+    finally:
+        _SUMMARIES.reset(token)
+
+
+def note(stats: dict, suffix: str = "") -> None:
+    """Record per-seed summaries (label -> Series or mapping seed -> value) of the claim
+    being judged, under `label + suffix`. The judge helpers call it on what they judge; a
+    claim kind that judges on its own summaries calls it so that its folder keeps them.
+    Outside a judged claim it does nothing."""
+    got = _SUMMARIES.get()
+    if got is None:
+        return
+    for label, series in stats.items():
+        items = series.items() if hasattr(series, "items") else enumerate(series)
+        got[f"{label}{suffix}"] = {str(_plain(k)): float(v) for k, v in items}
+
+
+def _plain(seed):
+    """A seed as written in the records (numpy integers as plain ints)."""
+    return seed.item() if hasattr(seed, "item") else seed
+
+
 def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], *,
                    direction: str = "below", margin: float = 0.0, factor: float = 1.0,
                    confidence: float = CONFIDENCE, k: int | None = None) -> dict[str, dict]:
@@ -293,6 +329,7 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
     size of the family a refutation is corrected for, defaults to the number of others."""
     out = {}
     k = k or len(others)
+    note({label: stats[label] for label in (solver, *others) if label in stats})
     for o in others:
         other_seeds = set(stats[o].index)
         common = [s for s in stats[solver].index if s in other_seeds]

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from drocli.claims.inference import CONFIDENCE, family, interval_verdict, paired_effects
+from drocli.claims.inference import CONFIDENCE, family, interval_verdict, note, paired_effects
 
 __all__ = ["CONFIDENCE", "interval_verdict", "paired_effects", "overall", "effects_text",
-           "SkipClaim", "fmt_values"]
+           "SkipClaim", "fmt_values", "note"]
 
 if TYPE_CHECKING:     # pandas and the aggregation load when a claim is judged, not when a
     import pandas as pd  # spec (and its claim models) is loaded

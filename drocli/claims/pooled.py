@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 
 from drocli import registry
 from drocli.claims import ClaimBase
-from drocli.claims.inference import family, paired_effects, paired_t, signed_difference
+from drocli.claims.inference import family, note, paired_effects, paired_t, signed_difference
 from drocli.claims.judge import _beats, _relation, _worst, effects_text, fmt_values
 
 
@@ -97,6 +97,7 @@ def pooled(claim: Pooled, data):
         parts = [f"{k} {t} {op if ok[k] else 'NOT ' + op} {claim.value:g}"
                  for (k, t) in zip(vals, shown, strict=True)]
         effects = {}
+        note(per_seed)
         for k, s in per_seed.items():      # each label against the number
             d = signed_difference(s.to_numpy(), np.full(len(s), float(claim.value)),
                                   direction)

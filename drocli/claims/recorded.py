@@ -14,7 +14,8 @@ FILE = "verdicts.json"
 def write(out: Path, results, kinds: dict) -> None:
     """verdicts.json: per claim, its kind, the kind's description and the function that
     judged it (`kinds`: kind -> (description, origin)), and its verdict, detail, compared
-    values and effects."""
+    values, effects and the per-seed summaries they were judged on (label (@ panel) ->
+    {seed: value})."""
     from drocli.atomic import atomic_write_text
 
     doc = {"claims": {}}
@@ -22,7 +23,8 @@ def write(out: Path, results, kinds: dict) -> None:
         description, judged_by = kinds.get(r.kind, ("", ""))
         doc["claims"][r.id] = {"kind": r.kind, "kind_description": description,
                                "judged_by": judged_by, "status": r.status, "detail": r.detail,
-                               "values": r.values, "effects": r.effects}
+                               "values": r.values, "effects": r.effects,
+                               "summaries": r.summaries}
     atomic_write_text(Path(out) / FILE, json.dumps(doc, indent=1, default=_plain) + "\n")
 
 

@@ -41,9 +41,10 @@ def spread_below(claim: SpreadBelow, data):
     """Sample std over seeds of each label's final value: solver below every other. Judged
     on log(std_other / std_solver) over the seeds both labels ran, by the exact sign-flip
     test of `drocli.claims.inference` (a verdict at 95 % needs 6 paired seeds)."""
-    from drocli.claims.inference import diverged_guard, family, spread_effect
+    from drocli.claims.inference import diverged_guard, family, note, spread_effect
 
     raw = _final_stats(data, claim)
+    note(raw)
     stats = {k: v[np.isfinite(v.to_numpy(dtype=float))] for k, v in raw.items()}
     sd = {k: float(v.std(ddof=1)) if len(v) > 1 else math.nan for k, v in stats.items()}
     effects = {}

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from drocli import registry
 from drocli.claims import ClaimBase, Scalar
-from drocli.claims.inference import diverged_guard, family, paired_t, signed_difference
+from drocli.claims.inference import diverged_guard, family, note, paired_t, signed_difference
 from drocli.claims.judge import SkipClaim, _final_stats, effects_text, fmt_values
 
 
@@ -90,6 +90,7 @@ def trend(claim: Trend, data):
         if empty:
             raise SkipClaim(f"no rows at {claim.across}={v} for {', '.join(empty)}")
         per[v] = _final_stats(sub, claim)
+        note(per[v], suffix=f" @ {claim.across}={v}")
     pairs = _pairs(claim)
     k = family(claim, len(pairs) * len(claim.others))
     effects, values, lines, holds = {}, {}, [], True
