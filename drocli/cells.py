@@ -132,3 +132,32 @@ def _expand_one(spec: Spec, case: dict) -> list[Cell]:
                         solver_params=params, budget=budget, metrics=tuple(spec.metrics),
                         swept={**dcombo, **case, **pcombo, **scombo}, key_forms=forms))
     return cells
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A spec resolved into cells once: every cell its sequential plan can run (its seeds,
+    then its pool), in the order of `expand`; what the run, its looks and `--dry-run` take
+    their cells from, so that the spec is expanded a single time."""
+
+    cells: tuple
+    first: tuple        # the spec's own seeds (the first look's)
+
+    def for_seeds(self, seeds=None) -> list[Cell]:
+        """The cells of these seeds (default: the spec's own), in the batch's order (the
+        order `expand` gives a spec with just these seeds)."""
+        want = {int(s) for s in (self.first if seeds is None else seeds)}
+        return [c for c in self.cells if c.seed in want]
+
+    @functools.cached_property
+    def ids(self) -> set[str]:
+        """The ids of every cell of the plan."""
+        return {c.id for c in self.cells}
+
+
+def resolve(spec: Spec) -> Batch:
+    """The spec's batch: `expand` over the seeds of its plan (`Spec.seed_order`)."""
+    seeds = spec.seed_order()
+    full = spec if spec.sequential is None else spec.model_copy(
+        update={"seeds": seeds, "sequential": None})
+    return Batch(tuple(expand(full)), tuple(int(s) for s in spec.seeds))

@@ -179,7 +179,7 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
             click.echo(f"records: {Path(out) / 'records.csv.gz'}")
             return
     from drocli import runner
-    from drocli.cells import expand
+    from drocli.cells import resolve
     from drocli.overrides import comma_hint, positional
     from drocli.spec import load_spec, parse_set
 
@@ -192,9 +192,12 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
         from drocli.resources import check as check_memory
 
         check_memory(spec, str(spec_file), n_jobs=n_jobs)
+    batch = resolve(spec)            # the spec resolved into cells, once
     if dry_run:
-        cells = expand(spec)
-        finished = set() if force else runner.finished_cells(out, cells)
+        cells = batch.for_seeds()
+        from drocli.folder import finished_cells
+
+        finished = set() if force else finished_cells(out, cells)
         click.echo(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
                    f"{len(finished & {c.id for c in cells})} done, "
                    f"{len([c for c in cells if c.id not in finished])} to run -> {out}",
@@ -208,7 +211,7 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
 
     require_clean(out)         # a paper folder is recorded from a clean tree only
     kw = dict(n_jobs=n_jobs, backend=backend, scheduler=scheduler, force=force,
-              quiet=quiet, log=log, run_key=key)
+              quiet=quiet, log=log, run_key=key, batch=batch)
     try:
         with _writing(out):
             if until_decided:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from drocli import records, registration
 from drocli.integrity import file_digest
+from drocli.provenance import provenance as collect_provenance
 
 
 def spec_digest(spec_text: str) -> str:
@@ -66,7 +67,7 @@ def assemble(spec, *, started: str, spec_sha1: str, run_key: str | None, n_jobs:
            "spec_sha1": spec_sha1, "run_key": run_key,
            "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
            "records_rows": records_rows, "records_sha1": file_digest(records_file),
-           **(provenance or records.provenance(Path(records_file).parent)), "claims": claims,
+           **(provenance or collect_provenance(Path(records_file).parent)), "claims": claims,
            "cells": statuses}
     man["seen"] = registration.seen(man, *earlier)
     return man
@@ -77,7 +78,7 @@ def revised(man: dict, spec, *, spec_sha1: str, run_key: str | None,
     """A recorded manifest for the same runs under a revised spec (claims, figures, text):
     the new digest and run key, the claims registered anew (a dropped claim stays, marked
     removed), and when and by which drocli the spec was revised."""
-    prov = records.provenance(out)
+    prov = collect_provenance(out)
     new = {**man, "spec_sha1": spec_sha1, "run_key": run_key,
            "claims": registration.register(man.get("claims"), spec.claims,
                                            plan=(spec.plan() or {}).get("registered")),

@@ -6,19 +6,15 @@ the manifest's assembly drocli.manifest's."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
-from drocli import backends, manifest, ownership, progress, records, registration, registry, tree
+from drocli import backends, folder, manifest, ownership, progress, records, registration, registry
 from drocli.backends import dask_timeout  # noqa: F401 -- kept importable from here
-from drocli.cells import expand
+from drocli.cells import Batch
 from drocli.errors import DrocliError
-from drocli.integrity import file_digest, records_current
-from drocli.integrity import manifest as read_manifest
 from drocli.limits import default_limit
 from drocli.spec import Spec, dump_spec
 from drocli.worker import (  # noqa: F401 -- the cell-level API, kept importable from here
@@ -153,102 +149,6 @@ def _progress(total: int, quiet: bool):
     return tqdm(total=total, unit="cell", desc="drocli run", file=sys.stderr, dynamic_ncols=True)
 
 
-def _holds(listed, ids: list[str], allowed: set[str]) -> bool:
-    """The manifest's cells are these cells, or these plus cells of the spec's sequential plan
-    that earlier looks ran (a folder past its first look holds more seeds than `seeds`)."""
-    listed = set(listed or ())
-    return set(ids) <= listed <= (allowed | set(ids))
-
-
-def _up_to_date(out: Path, spec_sha1: str, ids: list[str], allowed: set[str]) -> bool:
-    """Nothing to run and nothing to rewrite: the manifest lists these cells (see `_holds`),
-    was written for this resolved spec, and the records still have the checksum it
-    recorded."""
-    try:
-        man = read_manifest(out)
-    except DrocliError:
-        return False
-    if not _holds(man.get("cells"), ids, allowed) or man.get("spec_sha1") != spec_sha1:
-        return False
-    return records_current(records.records_path(out), man)
-
-
-def _recorded(out: Path, ids: list[str], allowed: set[str]) -> dict | None:
-    """The manifest when the records already hold every one of these cells (see `_holds`),
-    finished, with the checksum it recorded (a folder kept without its cell files, e.g. in
-    git); else None. Cell ids hash every setting a run depends on, so the same ids are the
-    same runs."""
-    try:
-        man = read_manifest(out)
-    except DrocliError:
-        return None
-    cells = man.get("cells") or {}
-    if not _holds(cells, ids, allowed) or not all(records.finished(st) for st in cells.values()):
-        return None
-    rec = records.records_path(out)
-    if not rec.is_file():
-        return None
-    if man.get("records_sha1"):
-        return man if records_current(rec, man) else None
-    from drocli.integrity import read_checked  # recorded before checksums: validate once
-
-    df, completeness = read_checked(out)
-    if not completeness.complete:
-        return None
-    return {**man, "records_rows": len(df), "records_sha1": file_digest(rec)}
-
-
-def finished_cells(out: Path, cells) -> set[str]:
-    """The ids of these cells that `run` would not run again: finished in their cell file,
-    or listed finished by the manifest of a folder whose records still have the checksum it
-    recorded (a recorded folder keeps no cell files). What `--dry-run` shows."""
-    out = Path(out)
-    done = {c.id for c in cells if records.is_finished(out, c.id)}
-    try:
-        man = read_manifest(out)
-    except DrocliError:
-        return done
-    listed = man.get("cells") or {}
-    if isinstance(listed, dict) and records_current(records.records_path(out), man):
-        done |= {c.id for c in cells if isinstance(listed.get(c.id), dict)
-                 and records.finished(listed[c.id])}
-    return done
-
-
-def _adopt_recorded(out: Path, cells, known: dict) -> dict:
-    """Cells a recorded folder holds without their cell files (results/ in git keeps only
-    the merged records): listed finished by a manifest whose records checksum still holds.
-    They are written back as cell files (rows from the records, arrays from artifacts.npz),
-    so a spec that adds seeds or solvers runs only the new cells. id -> (status, rows)."""
-    missing = [c for c in cells if known.get(c.id, (None,))[0] is None]
-    if not missing:
-        return {}
-    try:
-        man = read_manifest(out)
-    except DrocliError:
-        return {}
-    listed = man.get("cells") or {}
-    wanted = [c for c in missing if records.finished(listed.get(c.id))]
-    if len(wanted) == len(missing):     # nothing new to run: the recorded-folder path decides
-        return {}
-    if not wanted or not records_current(records.records_path(out), man):
-        return {}
-    df = records.read_records(out, man)
-    arrays = records.read_artifacts(out)
-    by_cell = {k: g for k, g in df.groupby("cell", sort=False)}
-    adopted = {}
-    for c in wanted:
-        rows_df = by_cell.get(c.id)
-        if rows_df is None:
-            continue
-        rows = [(int(st), float(oc), float(t), str(m), float(v)) for st, oc, t, m, v in
-                rows_df[list(records.ROW_FIELDS)].itertuples(index=False, name=None)]
-        status = {**listed[c.id], "cell": c.id, "adopted": "from the recorded records"}
-        records.write_cell(out, c.id, rows, status, arrays.get(c.id))
-        adopted[c.id] = (status, rows)
-    return adopted
-
-
 def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, client,
                  quiet: bool, log, fresh: dict) -> list[dict]:
     """Run the pending cells and write each one as it comes back (also into `fresh`:
@@ -290,13 +190,15 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
 def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
         scheduler: str | None = None, force: bool = False, quiet: bool = False,
         log=print, run_key: str | None = None, seeds: list | None = None,
-        only=None) -> RunSummary:
+        only=None, batch: Batch) -> RunSummary:
     """Run every unfinished cell of `spec` into `out`, then merge records.csv.gz. Workers
     return each cell's rows, status and artifacts; this process writes them (atomically,
-    cell by cell, so an interrupted run resumes). backend `auto`: `resolve_backend`. A look
-    of a sequential plan (`drocli.until_decided`) takes the cells of `seeds` (the plan's
-    first n) and runs those `only(cell)` accepts (the solvers its undecided claims need);
-    the others are merged as they are. spec.yaml stays the spec."""
+    cell by cell, so an interrupted run resumes). backend `auto`: `resolve_backend`. The
+    cells come from `batch` (the spec resolved once, `drocli.cells.resolve`). A look of a
+    sequential plan (`drocli.until_decided`) takes the cells of `seeds` (the plan's first
+    n) and runs those `only(cell)` accepts (the solvers its undecided claims need); the
+    others are merged as they are. spec.yaml stays the spec. What the folder holds and
+    what the run leaves in it are drocli.folder's."""
     out = Path(out)
     backend = resolve_backend(backend)
     if n_jobs == 0 or n_jobs < -1:              # before the folder exists (joblib fails late)
@@ -305,8 +207,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     if backend == "dask":
         backends.check_settings(scheduler)
     default_limit()                 # DROCLI_CELL_LIMIT_S refused before anything is written
-    cells = expand(spec if seeds is None else
-                   spec.model_copy(update={"seeds": list(seeds), "sequential": None}))
+    cells = batch.for_seeds(seeds)
     if not cells:
         raise DrocliError("the spec expands to no cells", key="seeds",
                           fix="give at least one seed, solver and grid value")
@@ -314,35 +215,19 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     if len(set(ids)) != len(ids):
         raise DrocliError("two cells have identical settings", key="solvers",
                           fix="remove the duplicated solver entry or seed")
-    # each cell file is read once: to know what is pending and, finished, for the merge
-    known = {} if force else {c.id: records.read_cell(out, c.id) for c in cells}
-    if not force:            # a recorded folder (no cell files) keeps the cells it holds
-        known.update(_adopt_recorded(out, cells, known))
-    pending = by_data([c for c in cells if (force or not records.finished(known[c.id][0]))
-                       and (only is None or only(c))])
-    if only is not None:     # a look's cells the plan does not need are not the folder's
-        cells = [c for c in cells if only(c) or (c.id in known
-                                                 and records.finished(known[c.id][0]))]
-        ids = [c.id for c in cells]
     spec_text = dump_spec(spec)
     spec_sha1 = manifest.spec_digest(spec_text)
-    # recorded folders keep no cell files: their records are checked against the manifest;
-    # a run's folder with every cell finished is the same case (nothing runs: the manifest
-    # keeps when and how its cells ran, a revised spec is noted as such)
-    allowed = _plan_ids(spec)
-    man = None if force or 0 < len(pending) < len(cells) else _recorded(out, ids, allowed)
-    if (not pending and _up_to_date(out, spec_sha1, ids, allowed)) or (
-            man is not None and man.get("spec_sha1") == spec_sha1):
+    found = folder.survey(out, cells, force=force, spec_sha1=spec_sha1, allowed=batch.ids,
+                          only=only)
+    cells, pending = found.cells, by_data(found.pending)
+    if found.current:
         ownership.claim(out, spec.name)          # marks a folder recorded before marks
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells done and "
             f"records current -> {out}")
         return RunSummary(out, len(cells), len(cells), 0, [], records.records_path(out))
-    if man is not None:      # same runs, revised claims / figures / text: re-record the spec
-        ownership.claim(out, spec.name)
-        records.atomic_write_text(out / "spec.yaml", spec_text)
-        manifest.write(out, manifest.revised(man, spec, spec_sha1=spec_sha1, run_key=run_key,
-                                             out=out))
-        _clear_pending(out)
+    if found.recorded is not None:   # same runs, revised claims / figures / text
+        folder.revise(out, spec, found.recorded, spec_text=spec_text, spec_sha1=spec_sha1,
+                      run_key=run_key)
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells already in the "
             f"records; spec.yaml updated (claims, figures, text) -> {out}")
         return RunSummary(out, len(cells), len(cells), 0, [], records.records_path(out))
@@ -358,43 +243,17 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     try:
         if remote and pending:       # file-backed data live on the workers: check them there
             client.call(preflight, pending)
-        started = datetime.now(timezone.utc).isoformat()
-        prov = records.provenance(out)      # the tree the run starts from, not where it ends
-        try:                    # the claims as fixed before this run's cells
-            previous = read_manifest(out)
-        except DrocliError:
-            previous = {}
-        committed = tree.committed_manifest(out) or {}     # re-recorded from scratch
-        claims_fixed = registration.register(
-            registration.merge(registration.merge(committed.get("claims"),
-                                                  previous.get("claims")),
-                               registration.read_pending(out)),
-            spec.claims, at=started, plan=(spec.plan() or {}).get("registered"))
-        # a cell re-run (same id: same settings and seed, so the same numbers) keeps the
-        # time it first ran: only a cell never run before can confirm a claim fixed since
-        first_ran = registration.cell_times(previous)
-        ownership.claim(out, spec.name)
-        if pending:         # kept if this run is interrupted before its manifest
-            records.atomic_write_text(
-                ownership.inside(out, registration.pending_path(out)),
-                json.dumps(claims_fixed, indent=1))
+        before = folder.begin(out, spec, pending=bool(pending))
         log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
             f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
-        fresh = {k: v for k, v in known.items() if records.finished(v[0])}
+        fresh = {k: v for k, v in found.known.items() if records.finished(v[0])}
         failed = _run_pending(pending, out, spec, n_jobs, backend, client, quiet, log, fresh)
     finally:
         if client is not None:
             client.close()
-    df, cell_st = records.merge(out, cells, fresh)
-    rec_path = records.write_records(out, df)
-    records.merge_artifacts(out, cells, cell_st)
-    records.atomic_write_text(out / "spec.yaml", spec_text)
-    statuses = manifest.cell_statuses(cells, cell_st, first_ran)
-    manifest.write(out, manifest.assemble(
-        spec, started=started, spec_sha1=spec_sha1, run_key=run_key, n_jobs=n_jobs,
-        backend=backend, records_rows=len(df), records_file=rec_path, claims=claims_fixed,
-        statuses=statuses, earlier=(previous, committed), provenance=prov))
-    _clear_pending(out)
+    rec_path = folder.commit(out, spec, cells, fresh, before, spec_text=spec_text,
+                             spec_sha1=spec_sha1, run_key=run_key, n_jobs=n_jobs,
+                             backend=backend)
     judged = None
     if spec.claims:         # the verdicts as judged now, for readers without the plug-ins
         from drocli.verdicts import record_verdicts
@@ -402,20 +261,3 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
         judged = record_verdicts(out)
     return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path,
                       judged)
-
-
-def _plan_ids(spec: Spec) -> set[str]:
-    """The ids of every cell the spec's sequential plan can run (its seeds and pool)."""
-    if spec.sequential is None:
-        return set()
-    return {c.id for c in expand(spec.model_copy(update={"seeds": spec.seed_order(),
-                                                         "sequential": None}))}
-
-
-def _clear_pending(out: Path) -> None:
-    """The manifest now holds the claims as fixed: the interrupted-run record goes, so that
-    a later revision recorded only in the manifest is never overridden by it."""
-    try:
-        ownership.inside(out, registration.pending_path(out)).unlink(missing_ok=True)
-    except OSError:
-        pass

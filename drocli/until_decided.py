@@ -71,8 +71,9 @@ def undecided(claims, looks: list[int]) -> list:
             and r.look.get("seeds", 0) < looks[-1]]
 
 
-def run_until_decided(spec, out: Path, *, log, **run_kw):
-    """Run the plan's looks into `out`; the last look's RunSummary."""
+def run_until_decided(spec, out: Path, *, log, batch, **run_kw):
+    """Run the plan's looks into `out`; the last look's RunSummary. Every look takes its
+    cells from `batch` (the spec resolved once, drocli.cells.resolve)."""
     from drocli import runner
     from drocli.verdicts import judge_folder
 
@@ -89,7 +90,7 @@ def run_until_decided(spec, out: Path, *, log, **run_kw):
     while True:
         log(f"drocli: {spec.name}: look {looks.index(n) + 1} of {len(looks)}, {n} seeds"
             + (f", for {len(labels)} label(s) of undecided claims" if labels else ""))
-        summary = runner.run(spec, out, seeds=order[:n], log=log, **run_kw,
+        summary = runner.run(spec, out, seeds=order[:n], log=log, batch=batch, **run_kw,
                              only=None if labels is None else
                              (lambda c, labels=labels: c.label in labels))
         if summary.failed:

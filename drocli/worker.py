@@ -21,7 +21,7 @@ from drocli.cells import Cell
 from drocli.errors import DrocliError
 from drocli.limits import TimeLimit, cell_limit, why_limit
 from drocli.monitor import Monitor, stalled
-from drocli.records import load_avg
+from drocli.provenance import load_avg
 
 _DATA_CACHE: OrderedDict = OrderedDict()
 _DATA_CACHE_SIZE = 2          # the runner groups cells by data, so 2 is enough

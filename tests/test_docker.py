@@ -132,20 +132,20 @@ def test_dockerignore_keeps_local_state_out_and_the_job_in():
 def test_commit_recorded_from_the_build_without_git(monkeypatch):
     """No .git in the image: the commit given at build time is recorded, saying so; the
     dirty flag is unknown unless given; anything but 40 hex digits is not recorded."""
-    from drocli import records, tree
+    from drocli import provenance, tree
 
     monkeypatch.setattr(tree, "_git", lambda *a, **k: None)
     monkeypatch.delenv("DROCLI_GIT_COMMIT", raising=False)
-    p = records.provenance()
+    p = provenance.provenance()
     assert p["git_commit"] is None and p["git_dirty"] is None and "git_from" not in p
     monkeypatch.setenv("DROCLI_GIT_COMMIT", "A" * 40)
-    p = records.provenance()
+    p = provenance.provenance()
     assert p["git_commit"] == "a" * 40 and p["git_dirty"] is None
     assert "DROCLI_GIT_COMMIT" in p["git_from"]
     monkeypatch.setenv("DROCLI_GIT_DIRTY", "1")
-    assert records.provenance()["git_dirty"] is True
+    assert provenance.provenance()["git_dirty"] is True
     monkeypatch.setenv("DROCLI_GIT_COMMIT", "HEAD; rm -rf /")
-    assert records.provenance()["git_commit"] is None
+    assert provenance.provenance()["git_commit"] is None
 
 
 # --- the command itself, from a read-only copy of the build context ------------------------

@@ -32,18 +32,18 @@ def test_manifest_records_cpu_blas_and_load(recorded):
 
 
 def test_cpu_model_falls_back_to_platform_processor(monkeypatch):
-    from drocli import records
+    from drocli import provenance
 
     def missing(*a, **k):
         raise FileNotFoundError("/proc/cpuinfo")
 
-    monkeypatch.setattr(records, "open", missing, raising=False)
-    monkeypatch.setattr(records.platform, "processor", lambda: "x86_64")
-    assert records.cpu_model() == "x86_64"
-    monkeypatch.setattr(records.platform, "processor", lambda: "")
-    assert records.cpu_model() is None
-    monkeypatch.setattr(records.os, "getloadavg", missing)
-    assert records.load_avg() is None
+    monkeypatch.setattr(provenance, "open", missing, raising=False)
+    monkeypatch.setattr(provenance.platform, "processor", lambda: "x86_64")
+    assert provenance.cpu_model() == "x86_64"
+    monkeypatch.setattr(provenance.platform, "processor", lambda: "")
+    assert provenance.cpu_model() is None
+    monkeypatch.setattr(provenance.os, "getloadavg", missing)
+    assert provenance.load_avg() is None
 
 
 def test_show_folder_prints_provenance_then_the_saved_spec(recorded, capsys):
