@@ -399,16 +399,22 @@ def results_file(results_dir: Path, name: str) -> Path:
 MAX_ROW_BYTES = 64 << 10     # per row the manifest counts (a row is about 150 bytes)
 ROWS_SLACK = 64 << 20        # on top of them: the header, rows lengthened by swept values
 MAX_LINE_BYTES = 16 << 20    # one line of the CSV (a spec, whose values fill it, is <= 1 MB)
+MAX_RATIO = 100              # decompressed / compressed: tidy records are 9-10x (their floats)
 
 
-def decompressed_limit(man: dict | None) -> int:
+def decompressed_limit(man: dict | None, compressed: int | None = None) -> int:
     """The most bytes the records may decompress to: ROWS_SLACK plus MAX_ROW_BYTES per row
-    the manifest counts (records_rows), at most MAX_RECORDS_BYTES. A forged manifest
-    sealing a gzip bomb is refused after a few MiB, not after 4 GiB (70 s, 4 GB)."""
+    the manifest counts (records_rows), and ROWS_SLACK plus MAX_RATIO times the compressed
+    size, at most MAX_RECORDS_BYTES. A forged manifest sealing a gzip bomb is refused after
+    a few MiB, not after 4 GiB (70 s, 4 GB); a folder without a manifest, after 100 times
+    the bomb's own size."""
+    limit = MAX_RECORDS_BYTES
     rows = (man or {}).get("records_rows")
     if isinstance(rows, int) and not isinstance(rows, bool) and rows >= 0:
-        return min(MAX_RECORDS_BYTES, ROWS_SLACK + rows * MAX_ROW_BYTES)
-    return MAX_RECORDS_BYTES
+        limit = min(limit, ROWS_SLACK + rows * MAX_ROW_BYTES)
+    if compressed is not None:
+        limit = min(limit, ROWS_SLACK + MAX_RATIO * compressed)
+    return limit
 
 
 def gunzip_bounded(raw: bytes, limit: int, path: Path, fix: str) -> bytes:
@@ -425,7 +431,8 @@ def gunzip_bounded(raw: bytes, limit: int, path: Path, fix: str) -> bytes:
             while block := gz.read(1 << 20):
                 if out.tell() + len(block) > limit:
                     raise DrocliError(f"{path.name} decompresses to more than {limit:,} bytes, "
-                                      "more than its rows can take (a gzip bomb?)",
+                                      "more than its rows can take or a records file of its "
+                                      "size holds (a gzip bomb?)",
                                       file=str(path), fix=fix)
                 end = block.rfind(b"\n")
                 line = line + len(block) if end < 0 else len(block) - end - 1
@@ -458,7 +465,7 @@ def records_bytes(path: Path, man: dict | None = None) -> bytes:
                           "manifest)", file=str(path), fix=REBUILD_FIX)
     if path.suffix != ".gz":
         return raw
-    return gunzip_bounded(raw, decompressed_limit(man), path, fix)
+    return gunzip_bounded(raw, decompressed_limit(man, len(raw)), path, fix)
 
 
 def existing_records(results_dir: Path) -> Path:

@@ -232,3 +232,20 @@ def test_version_warnings_are_quiet_only_while_a_client_is_held():
         warnings.warn(VersionMismatchWarning("Mismatched versions found"), stacklevel=1)
         assert len(seen) == 1
     assert warnings.filters == before
+
+
+def test_a_gzip_bomb_without_a_manifest_is_stopped_by_its_ratio(done_run, capsys):
+    """No manifest to bound the rows: gunzipping stops at 64 MiB plus 100 times the
+    compressed size (tidy records compress 9-10x). A 1 GiB bomb of line ends (1 MB
+    compressed) was read whole by the old code (bounded at 4 GiB only)."""
+    from drocli.records import MAX_RATIO, ROWS_SLACK
+
+    assert call("check", done_run) in (0, 1)
+    capsys.readouterr()
+    (done_run / "manifest.json").unlink()
+    bomb = _bomb(b"\n", 1024)
+    _plant(done_run, bomb, seal=False)
+    code, peak = _peak(lambda: call("check", done_run))
+    one_line_exit_2(code, capsys, str(done_run / "records.csv.gz"), "a records file of its "
+                    "size holds", "fix:")
+    assert peak < ROWS_SLACK + MAX_RATIO * len(bomb) + (32 << 20) < (1 << 30) // 4, peak
