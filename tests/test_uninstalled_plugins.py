@@ -64,14 +64,19 @@ def _drocli(cwd: Path, site: Path | None, *args) -> subprocess.CompletedProcess:
                           env={**os.environ, "PYTHONPATH": path})
 
 
-def test_a_folder_opens_after_its_package_is_uninstalled(tmp_path):
+def _run_with_package(tmp_path: Path) -> tuple[Path, Path, dict]:
+    """(the package's site, the folder run with it, its verdicts.json claims)."""
     site = tmp_path / "site"
     _package(site)
     (tmp_path / "spec.yaml").write_text(SPEC)
     out = tmp_path / "res"
     res = _drocli(tmp_path, site, "run", "spec.yaml", "--out", out, "-q", "-j", "1")
     assert res.returncode == 0, res.stderr
-    kept = json.loads((out / "verdicts.json").read_text())["claims"]
+    return site, out, json.loads((out / "verdicts.json").read_text())["claims"]
+
+
+def test_a_folder_opens_after_its_package_is_uninstalled(tmp_path):
+    site, out, kept = _run_with_package(tmp_path)
     assert kept["area"]["judged_by"] == "mypkg.area_below.area_below"
     assert kept["area"]["kind_description"]
     with_pkg = _drocli(tmp_path, site, "check", out, "--json")
@@ -106,13 +111,7 @@ def test_the_folder_keeps_the_per_seed_summaries_it_was_judged_on(tmp_path):
     after the package is gone."""
     import pandas as pd
 
-    site = tmp_path / "site"
-    _package(site)
-    (tmp_path / "spec.yaml").write_text(SPEC)
-    out = tmp_path / "res"
-    res = _drocli(tmp_path, site, "run", "spec.yaml", "--out", out, "-q", "-j", "1")
-    assert res.returncode == 0, res.stderr
-    kept = json.loads((out / "verdicts.json").read_text())["claims"]
+    _, out, kept = _run_with_package(tmp_path)
     df = pd.read_csv(out / "records.csv.gz")
     loss = df[df["metric"] == "loss"].sort_values(["cell", "step"])
     last = loss.groupby("cell").tail(1)
