@@ -134,12 +134,15 @@ def cli():
 @click.option("--profile", "-p", help="Spec profile: smoke (<1 min), quick, paper [default].")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a spec value by dotted path (YAML value); repeatable.")
-@click.option("--backend", type=click.Choice(["auto", "loky", "fork", "threading", "dask"]),
+@click.option("--backend", type=click.Choice(["auto", "fork", "spawn", "loky", "threading",
+                                              "dask"]),
               default="auto",
               show_default=True, help="Where -j cells run: auto = fork on Linux (workers "
-              "forked once imports, data and kernels are loaded), loky elsewhere; loky, "
-              "threading (joblib); dask runs cells on a dask.distributed cluster "
-              "(LocalCluster unless --scheduler/DROCLI_DASK_SCHEDULER).")
+              "forked once imports, data and kernels are loaded), spawn on macOS/Windows "
+              "(fresh workers); both kill a cell past its wall limit. loky, threading (joblib) "
+              "stop only solvers that call the monitor; dask runs cells on a "
+              "dask.distributed cluster (LocalCluster unless --scheduler/"
+              "DROCLI_DASK_SCHEDULER).")
 @click.option("--scheduler", metavar="ADDRESS", help="dask scheduler address (tcp://host:8786).")
 @click.option("--force", is_flag=True, help="Re-run finished cells too.")
 @click.option("--dry-run", is_flag=True,

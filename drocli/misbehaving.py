@@ -53,3 +53,25 @@ def no_move(problem, params, rng, monitor):
 
 
 HANGS = {"python_loop": python_loop, "numba_loop": numba_loop, "sleeps": sleeps}
+
+
+def register_toys() -> None:
+    """Register the hangs as `toy_<name>` and `toy_no_move` (the names the tests use), once
+    per process."""
+    from drocli import registry
+
+    for name, func in {**{f"toy_{k}": f for k, f in HANGS.items()},
+                       "toy_no_move": no_move}.items():
+        if name not in registry._REGISTRY["solver"]:
+            registry.solver(name, family="finite_sum", description=f"toy: {func.__doc__}",
+                            reference="none")(func)
+
+
+def run_with_toys(cell, blas_threads: int):
+    """drocli.worker._run_remote in a worker that registers the toys first: what a test
+    hands drocli.pool.supervised for workers started fresh (spawn), which do not inherit the
+    test process's registrations."""
+    from drocli.worker import _run_remote
+
+    register_toys()
+    return _run_remote(cell, blas_threads)

@@ -10,9 +10,12 @@ and the cell is recorded as timed out with the reason. A worker that dies (kille
 outside, out of memory) fails only its cell. Either way a fresh worker takes the next cell
 and the run goes on. Ctrl-C kills the workers at once.
 
-Workers are forked, so they start with this process's imports and the data its preflight
-loaded; each warms up its own kernels (drocli.worker.warm_up) on the clock of the cell
-that needs them first."""
+Workers are forked (backend `fork`, the default on Linux), so they start with this
+process's imports and the data its preflight loaded; or, where forking this process is not
+safe (another thread runs in it, or the platform has no fork: backend `spawn`), started
+fresh, importing drocli and finding the plug-ins again. Either way the same limits hold.
+Each warms up its own kernels (drocli.worker.warm_up) on the clock of the cell that needs
+them first."""
 
 from __future__ import annotations
 
@@ -85,15 +88,21 @@ def _exit_reason(code) -> str:
     return f"exit code {code}"
 
 
-def supervised(pending, blas_threads: int, workers: int, run=None):
+START_METHODS = ("fork", "spawn")
+
+
+def supervised(pending, blas_threads: int, workers: int, run=None, method: str = "fork"):
     """(cell id, rows, status, artifacts) of every pending cell as they finish, each cell
-    run in a forked worker under its wall limit (see the module's docstring). `run` replaces
-    the worker's call (the contract suite's, which captures what a solver prints); with one
-    worker the cells come back in their order."""
+    run in a worker process (`method`: fork or spawn) under its wall limit (see the
+    module's docstring). `run` replaces the worker's call (the contract suite's, which
+    captures what a solver prints; with spawn a module-level function); with one worker
+    the cells come back in their order."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
-    ctx = mp.get_context("fork")
+    if method not in START_METHODS:
+        raise ValueError(f"start method {method!r}: one of {', '.join(START_METHODS)}")
+    ctx = mp.get_context(method)
     queue = deque(pending)
     spare: list[_Worker] = []
     busy: list[_Worker] = []

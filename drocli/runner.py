@@ -84,7 +84,8 @@ def by_data(cells) -> list:
 def _runs_here(backend: str, n_jobs: int) -> bool:
     """Whether cells run in this process (or in forks of it), so that the data the
     preflight loaded are used again rather than only held."""
-    return backend in ("fork", "threading") or (backend != "dask" and n_jobs == 1)
+    return backend in ("fork", "threading") or (backend not in ("dask", "spawn")
+                                                 and n_jobs == 1)
 
 
 @dataclass
@@ -101,19 +102,20 @@ class RunSummary:
 def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None):
     """(cell id, rows, status, artifacts) of every pending cell, as they finish.
 
-    `fork` (the default on Linux): forked workers under each cell's wall limit
-    (drocli.pool), one worker at -j 1. Otherwise joblib's workers (loky, threading) or, at
-    -j 1, this process run them, and only the monitor's stop applies (a solver that never
-    calls it is not stopped); with a dask `client` they go to the cluster in tasks of several
-    cells and the results come back here (drocli.backends)."""
+    `fork` (the default on Linux) and `spawn` (the default where forking is not safe):
+    worker processes under each cell's wall limit (drocli.pool), one worker at -j 1.
+    Otherwise joblib's workers (loky, threading) or, at -j 1, this process run them, and
+    only the monitor's stop applies (a solver that never calls it is not stopped); with a
+    dask `client` they go to the cluster in tasks of several cells and the results come
+    back here (drocli.backends)."""
     if client is not None:                       # drocli.backends.Dask
         yield from client.results(pending, blas_threads)
         return
     workers = (os.cpu_count() or 1) if n_jobs < 0 else n_jobs
-    if backend == "fork":
+    if backend in ("fork", "spawn"):
         from drocli.pool import supervised
 
-        yield from supervised(pending, blas_threads, workers)
+        yield from supervised(pending, blas_threads, workers, method=backend)
         return
     if workers == 1:
         for c in pending:           # no pool to start, and joblib not even imported
@@ -127,17 +129,20 @@ def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None)
 
 
 def resolve_backend(backend: str) -> str:
-    """`auto`: fork where forking this process is safe and cheap (Linux, no other thread
-    running in it), else loky. Other names are kept."""
+    """`auto`: on Linux, fork where forking this process is safe (no other thread running in
+    it, as in the command line), else loky (a program embedding drocli: its cells at -j 1
+    run in its own process, with what it registered); elsewhere (macOS, Windows) spawn.
+    fork and spawn run cells in worker processes of drocli.pool, under each cell's wall
+    limit; under loky and threading (joblib's workers) only the monitor's stop applies.
+    Other names are kept."""
     if backend != "auto":
         return backend
     import multiprocessing as mp
     import threading
 
-    if (sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods()
-            and threading.active_count() == 1):
-        return "fork"
-    return "loky"
+    if sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods():
+        return "fork" if threading.active_count() == 1 else "loky"
+    return "spawn"
 
 
 def _progress(total: int, quiet: bool):

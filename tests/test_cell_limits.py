@@ -28,12 +28,38 @@ HANGS = {f"toy_{name}": func for name, func in misbehaving.HANGS.items()}
 
 @pytest.fixture
 def toys():
-    for name, func in {**HANGS, "toy_no_move": misbehaving.no_move}.items():
-        registry.solver(name, family="finite_sum", description=f"toy: {func.__doc__}",
-                        reference="none")(func)
+    misbehaving.register_toys()
     yield
     for name in [*HANGS, "toy_no_move"]:
         registry._REGISTRY["solver"].pop(name, None)
+
+
+def test_workers_started_fresh_kill_a_hang_too(toys):
+    """Backend spawn (the default where forking this process is not safe): workers that
+    import drocli afresh are under the same wall limit; the run goes on."""
+    limit = 1.0
+    cells = [testing.tiny_cell("toy_python_loop", limit_s=limit),
+             testing.tiny_cell("toy_no_move")]
+    t0 = time.monotonic()
+    outs = {st["label"]: (rows, st) for _, rows, st, _ in
+            supervised(cells, 1, 2, run=misbehaving.run_with_toys, method="spawn")}
+    assert time.monotonic() - t0 < NO_HANG_S
+    rows, st = outs["toy_python_loop"]
+    assert st["status"] == "timeout" and st["stopped"] == "killed", st
+    assert rows == [] and st["wall_s"] >= limit + GRACE_S
+    assert outs["toy_no_move"][1]["status"] == "stalled"
+
+
+def test_spawned_and_forked_workers_record_the_same_numbers(tiny_spec, tmp_path):
+    """The backend changes where cells run, never their numbers."""
+    import pandas as pd
+
+    for backend in ("fork", "spawn"):
+        assert call("run", tiny_spec, "--profile", "smoke", "--out", tmp_path / backend,
+                    "-q", "-j", "2", "--backend", backend) == 0
+    a, b = (pd.read_csv(tmp_path / d / "records.csv.gz").drop(columns="time_s")
+            for d in ("fork", "spawn"))
+    pd.testing.assert_frame_equal(a, b)
 
 
 @pytest.mark.parametrize("name", list(HANGS))

@@ -108,8 +108,19 @@ def test_parallel_and_dask_identical(tiny_spec, tmp_path):
     from drocli.runner import resolve_backend
 
     assert resolve_backend("loky") == "loky"
-    expected = "fork" if sys.platform.startswith("linux") else "loky"
+    import threading
+
+    linux = sys.platform.startswith("linux")
+    expected = ("fork" if threading.active_count() == 1 else "loky") if linux else "spawn"
     assert resolve_backend("auto") == expected
+    stop = threading.Event()         # another thread runs: forking is not safe
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert resolve_backend("auto") == ("loky" if linux else "spawn")
+    finally:
+        stop.set()
+        t.join()
     d = tmp_path / "d"       # the default backend (auto) gives the same values
     assert call("run", tiny_spec, "--out", d, "-j", "2", "-q") == 0
     vd = pd.read_csv(d / "records.csv.gz").sort_values(key).reset_index(drop=True)

@@ -41,7 +41,8 @@ def test_each_data_set_loaded_once_in_one_process(tmp_path, monkeypatch):
     """Every load is logged with its process, wherever the cells run (in this process, or
     in forked workers that inherit its loads): no process loads a data set twice, and
     every data set is loaded. (Counting only this process's loads passed or failed with the
-    backend `auto` chose, which depended on the threads earlier tests left.)"""
+    backend `auto` chose, which depended on the threads earlier tests left; the backend is
+    named here.)"""
     import os
 
     log = tmp_path / "loads.txt"
@@ -55,7 +56,8 @@ def test_each_data_set_loaded_once_in_one_process(tmp_path, monkeypatch):
     monkeypatch.setitem(registry._REGISTRY["data"], "gdro_synthetic", dataclasses.replace(
         entry, func=load, extra={**entry.extra, "files": True}))
     worker.forget_data()
-    assert call("run", _spec(tmp_path), "--out", tmp_path / "res", "-q") == 0
+    assert call("run", _spec(tmp_path), "--out", tmp_path / "res", "-q",
+                "--backend", "fork") == 0      # spawned workers would not see this loader
     loads = log.read_text().split("\n")[:-1]  # 6 cells, their warm-ups and the preflight
     assert len(loads) == len(set(loads)), loads
     assert {line.split()[1] for line in loads} == {"0", "1", "2"}
