@@ -195,7 +195,12 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
         from drocli.resources import check as check_memory
 
         check_memory(spec, str(spec_file), n_jobs=n_jobs)
-    batch = resolve(spec)            # the spec resolved into cells, once
+    try:
+        batch = resolve(spec)        # the spec resolved into cells, once
+    except DrocliError as e:         # e.g. a label template: named in the spec file
+        if e.file:
+            raise
+        raise DrocliError(e.detail, file=str(spec_file), key=e.key, fix=e.fix) from None
     if dry_run:
         cells = batch.for_seeds()
         from drocli.folder import finished_cells
