@@ -260,11 +260,27 @@ def _drocli(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
                           env={**os.environ, **(env or {})})
 
 
-def _no_drocli(tmp_path) -> Path:
-    """A folder whose sitecustomize makes `import drocli` fail as if it were not installed."""
+FAKE_VERSIONS = '''
+import importlib.metadata as _metadata
+
+_real = _metadata.version
+
+
+def _version(name):
+    """Another environment's toolz: distributed sees mismatched versions."""
+    return "0.0.1" if name == "toolz" else _real(name)
+
+
+_metadata.version = _version
+'''
+
+
+def _no_drocli(tmp_path, extra: str = "") -> Path:
+    """A folder whose sitecustomize makes `import drocli` fail as if it were not installed
+    (and runs `extra`, e.g. FAKE_VERSIONS: another environment's package versions)."""
     folder = tmp_path / "no_drocli"
     folder.mkdir()
-    (folder / "sitecustomize.py").write_text(BLOCK_DROCLI)
+    (folder / "sitecustomize.py").write_text(BLOCK_DROCLI + extra)
     return folder
 
 
@@ -301,13 +317,16 @@ def _one_line(res: subprocess.CompletedProcess) -> str:
     return err
 
 
-def test_worker_without_drocli_is_refused_by_name(dask_procs, tiny_spec, tmp_path):
+@pytest.mark.parametrize("extra", ["", FAKE_VERSIONS], ids=["same_versions", "other_versions"])
+def test_worker_without_drocli_is_refused_by_name(dask_procs, tiny_spec, tmp_path, extra):
     """A cluster with one good worker and one that cannot import drocli: refused on connect,
     exit 2, one line naming the bad worker and the fix; nothing written; the bad worker is
-    not killed by a task (it never gets one)."""
+    not killed by a task (it never gets one). A worker in another environment (other
+    package versions too): distributed's table of mismatched versions (ten lines) came
+    before drocli's one line (issue 43); it is silenced."""
     dask_procs.scheduler()
     dask_procs.worker()
-    bad = dask_procs.worker(_no_drocli(tmp_path))
+    bad = dask_procs.worker(_no_drocli(tmp_path, extra))
     address = dask_procs.workers(2)[bad.pid]
     out = tmp_path / "res"
     res = _drocli("run", tiny_spec, "--out", out, "--backend", "dask", "--scheduler",

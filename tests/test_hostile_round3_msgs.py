@@ -1,6 +1,7 @@
 """Round 3 of hostile inputs (issue 43): a gzip bomb as the records, OSErrors without a path,
-forged manifest fields, symbolic link loops, and distributed's version table. Each ends in
-one line naming the file and the fix, exit 2, with bounded memory and nothing written."""
+forged manifest fields, symbolic link loops, and distributed's version filter (its table in
+a run: tests/test_cluster.py). Each ends in one line naming the file and the fix, exit 2,
+with bounded memory and nothing written."""
 
 from __future__ import annotations
 
@@ -171,46 +172,6 @@ def test_symbolic_link_loops_are_named_as_such(tiny_spec, tmp_path, capsys, monk
     one_line_exit_2(call("run", "loop/x.yaml"), capsys, "loop/x.yaml: lies under loop, which "
                     + word)
     assert sorted(os.listdir(tmp_path)) == ["loop", "tiny.yaml"]
-
-
-FAKE_VERSIONS = '''
-import importlib.metadata as _metadata
-
-_real = _metadata.version
-
-
-def _version(name):
-    """Another environment's toolz: distributed sees mismatched versions."""
-    return "0.0.1" if name == "toolz" else _real(name)
-
-
-_metadata.version = _version
-'''
-
-
-def test_a_worker_without_drocli_prints_only_drocli_line(tiny_spec, tmp_path):
-    """A worker in another environment (no drocli, other package versions): distributed's
-    table of mismatched versions (ten lines) came before drocli's one line."""
-    pytest.importorskip("dask.distributed")
-    from tests.test_cluster import BLOCK_DROCLI, Dask, _drocli, _one_line
-
-    folder = tmp_path / "other_env"
-    folder.mkdir()
-    (folder / "sitecustomize.py").write_text(BLOCK_DROCLI + FAKE_VERSIONS)
-    dask = Dask(tmp_path)
-    try:
-        dask.scheduler()
-        bad = dask.worker(folder)
-        address = dask.workers(1)[bad.pid]
-        out = tmp_path / "res"
-        res = _drocli("run", tiny_spec, "--out", out, "--backend", "dask", "--scheduler",
-                      dask.address, "-q", timeout=90)
-        err = _one_line(res)
-        assert res.returncode == 2, err
-        assert f"the dask worker {address} cannot import drocli" in err, err
-        assert not out.exists()
-    finally:
-        dask.close()
 
 
 def test_version_warnings_are_quiet_only_while_a_client_is_held():
