@@ -10,6 +10,7 @@ these and nothing else of the folder."""
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -31,6 +32,7 @@ class Survey:
     pending: list        # the cells to run
     recorded: dict | None  # the manifest, when the records hold every cell, finished
     current: bool        # nothing to run or rewrite: records current for this spec
+    manifest: dict       # the folder's manifest as found ({} when none or unreadable)
 
 
 def survey(out: Path, cells: list, *, force: bool, spec_sha1: str, allowed: set[str],
@@ -39,9 +41,16 @@ def survey(out: Path, cells: list, *, force: bool, spec_sha1: str, allowed: set[
     runs only the cells it accepts; the others stay the folder's only if it holds them.
     `allowed`: the ids of every cell the spec's plan can run (a folder past its first look
     holds more seeds than `seeds`)."""
+    try:                     # read once: what the folder's last run recorded
+        man = read_manifest(out)
+    except DrocliError:
+        man = {}
+    # whether the records still have the checksum the manifest recorded: hashed at most
+    # once and only when asked (a resumed run with its cell files never needs it)
+    current = functools.cache(lambda: records_current(records.records_path(out), man))
     known = {} if force else {c.id: records.read_cell(out, c.id) for c in cells}
     if not force:            # a recorded folder (no cell files) keeps the cells it holds
-        known.update(_adopt_recorded(out, cells, known))
+        known.update(_adopt_recorded(out, cells, known, man, current))
     pending = [c for c in cells if (force or not records.finished(known[c.id][0]))
                and (only is None or only(c))]
     if only is not None:     # a look's cells the plan does not need are not the folder's
@@ -51,10 +60,12 @@ def survey(out: Path, cells: list, *, force: bool, spec_sha1: str, allowed: set[
     # recorded folders keep no cell files: their records are checked against the manifest;
     # a run's folder with every cell finished is the same case (nothing runs: the manifest
     # keeps when and how its cells ran, a revised spec is noted as such)
-    man = None if force or 0 < len(pending) < len(cells) else _recorded(out, ids, allowed)
-    current = (not pending and _up_to_date(out, spec_sha1, ids, allowed)) or (
-        man is not None and man.get("spec_sha1") == spec_sha1)
-    return Survey(cells, known, pending, man, current)
+    recorded = None if force or 0 < len(pending) < len(cells) else \
+        _recorded(out, ids, allowed, man, current)
+    up_to_date = (not pending and _holds(man.get("cells"), ids, allowed)
+                  and man.get("spec_sha1") == spec_sha1 and current()) or (
+        recorded is not None and recorded.get("spec_sha1") == spec_sha1)
+    return Survey(cells, known, pending, recorded, up_to_date, man)
 
 
 def revise(out: Path, spec, man: dict, *, spec_text: str, spec_sha1: str,
@@ -80,16 +91,13 @@ class Before:
     first_ran: dict
 
 
-def begin(out: Path, spec, *, pending: bool) -> Before:
-    """Fix the claims as they stand before this run's cells (merged with the manifest's,
-    the committed manifest's and an interrupted run's), mark the folder as the spec's, and
-    keep the claims in a pending file while cells run, in case the run is interrupted."""
+def begin(out: Path, spec, *, pending: bool, previous: dict) -> Before:
+    """Fix the claims as they stand before this run's cells (merged with those of the
+    folder's manifest `previous` (Survey.manifest), the committed manifest's and an
+    interrupted run's), mark the folder as the spec's, and keep the claims in a pending file
+    while cells run, in case the run is interrupted."""
     started = datetime.now(timezone.utc).isoformat()
     prov = provenance(out)      # the tree the run starts from, not where it ends
-    try:                    # the claims as fixed before this run's cells
-        previous = read_manifest(out)
-    except DrocliError:
-        previous = {}
     committed = tree.committed_manifest(out) or {}     # re-recorded from scratch
     claims_fixed = registration.register(
         registration.merge(registration.merge(committed.get("claims"),
@@ -132,28 +140,12 @@ def _holds(listed, ids: list[str], allowed: set[str]) -> bool:
     return set(ids) <= listed <= (allowed | set(ids))
 
 
-def _up_to_date(out: Path, spec_sha1: str, ids: list[str], allowed: set[str]) -> bool:
-    """Nothing to run and nothing to rewrite: the manifest lists these cells (see `_holds`),
-    was written for this resolved spec, and the records still have the checksum it
-    recorded."""
-    try:
-        man = read_manifest(out)
-    except DrocliError:
-        return False
-    if not _holds(man.get("cells"), ids, allowed) or man.get("spec_sha1") != spec_sha1:
-        return False
-    return records_current(records.records_path(out), man)
-
-
-def _recorded(out: Path, ids: list[str], allowed: set[str]) -> dict | None:
+def _recorded(out: Path, ids: list[str], allowed: set[str], man: dict,
+              current) -> dict | None:
     """The manifest when the records already hold every one of these cells (see `_holds`),
     finished, with the checksum it recorded (a folder kept without its cell files, e.g. in
     git); else None. Cell ids hash every setting a run depends on, so the same ids are the
     same runs."""
-    try:
-        man = read_manifest(out)
-    except DrocliError:
-        return None
     cells = man.get("cells") or {}
     if not _holds(cells, ids, allowed) or not all(records.finished(st) for st in cells.values()):
         return None
@@ -161,7 +153,7 @@ def _recorded(out: Path, ids: list[str], allowed: set[str]) -> dict | None:
     if not rec.is_file():
         return None
     if man.get("records_sha1"):
-        return man if records_current(rec, man) else None
+        return man if current() else None
     from drocli.integrity import read_checked  # recorded before checksums: validate once
 
     df, completeness = read_checked(out)
@@ -187,7 +179,7 @@ def finished_cells(out: Path, cells) -> set[str]:
     return done
 
 
-def _adopt_recorded(out: Path, cells, known: dict) -> dict:
+def _adopt_recorded(out: Path, cells, known: dict, man: dict, current) -> dict:
     """Cells a recorded folder holds without their cell files (results/ in git keeps only
     the merged records): listed finished by a manifest whose records checksum still holds.
     They are written back as cell files (rows from the records, arrays from artifacts.npz),
@@ -195,15 +187,11 @@ def _adopt_recorded(out: Path, cells, known: dict) -> dict:
     missing = [c for c in cells if known.get(c.id, (None,))[0] is None]
     if not missing:
         return {}
-    try:
-        man = read_manifest(out)
-    except DrocliError:
-        return {}
     listed = man.get("cells") or {}
     wanted = [c for c in missing if records.finished(listed.get(c.id))]
     if len(wanted) == len(missing):     # nothing new to run: the recorded-folder path decides
         return {}
-    if not wanted or not records_current(records.records_path(out), man):
+    if not wanted or not current():
         return {}
     df = records.read_records(out, man)
     arrays = records.read_artifacts(out)

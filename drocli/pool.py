@@ -88,9 +88,6 @@ def _exit_reason(code) -> str:
     return f"exit code {code}"
 
 
-START_METHODS = ("fork", "spawn")
-
-
 def supervised(pending, blas_threads: int, workers: int, run=None, method: str = "fork"):
     """(cell id, rows, status, artifacts) of every pending cell as they finish, each cell
     run in a worker process (`method`: fork or spawn) under its wall limit (see the
@@ -100,8 +97,6 @@ def supervised(pending, blas_threads: int, workers: int, run=None, method: str =
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
-    if method not in START_METHODS:
-        raise ValueError(f"start method {method!r}: one of {', '.join(START_METHODS)}")
     ctx = mp.get_context(method)
     queue = deque(pending)
     spare: list[_Worker] = []

@@ -248,7 +248,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     try:
         if remote and pending:       # file-backed data live on the workers: check them there
             client.call(preflight, pending)
-        before = folder.begin(out, spec, pending=bool(pending))
+        before = folder.begin(out, spec, pending=bool(pending), previous=found.manifest)
         log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
             f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
         fresh = {k: v for k, v in found.known.items() if records.finished(v[0])}
