@@ -17,21 +17,18 @@ import time
 
 from _timing import machine_info  # (benchmarks/ is the script's folder)
 
-from drocli import misbehaving, registry, testing
+from drocli import misbehaving, testing
 from drocli.pool import supervised
 
 LIMIT = 2.0
 
 
-SOLVERS = {**misbehaving.HANGS, "slow_steps": misbehaving.slow_steps}
-
+SOLVERS = [*misbehaving.HANGS, "slow_steps"]
 
 
 def main(rounds: int) -> None:
     print(machine_info())
-    for name, func in SOLVERS.items():
-        registry.solver(f"bench_{name}", family="finite_sum", description=func.__doc__,
-                        reference="none")(func)
+    misbehaving.register_toys("bench_")
     late: dict[str, list[float]] = {name: [] for name in SOLVERS}
     for _ in range(rounds):
         for name in SOLVERS:

@@ -1,6 +1,7 @@
 """Solvers that misbehave on purpose, for the wall-limit tests and benchmarks/cell_limits.py
 (issue 42): each ignores the monitor in its own way, or spends its budget without moving.
-Not registered: a test or benchmark registers the ones it needs under names of its own."""
+Not registered on import: `register_toys(prefix)` registers them under a test's or a
+benchmark's own names."""
 
 from __future__ import annotations
 
@@ -55,16 +56,20 @@ def no_move(problem, params, rng, monitor):
 HANGS = {"python_loop": python_loop, "numba_loop": numba_loop, "sleeps": sleeps}
 
 
-def register_toys() -> None:
-    """Register the hangs as `toy_<name>` and `toy_no_move` (the names the tests use), once
-    per process."""
+TOYS = {**HANGS, "no_move": no_move, "slow_steps": slow_steps}
+
+
+def register_toys(prefix: str = "toy_") -> list[str]:
+    """Register every solver of TOYS as `<prefix><name>` (once per process); their names."""
     from drocli import registry
 
-    for name, func in {**{f"toy_{k}": f for k, f in HANGS.items()},
-                       "toy_no_move": no_move}.items():
-        if name not in registry._REGISTRY["solver"]:
-            registry.solver(name, family="finite_sum", description=f"toy: {func.__doc__}",
-                            reference="none")(func)
+    names = []
+    for name, func in TOYS.items():
+        names.append(prefix + name)
+        if prefix + name not in registry._REGISTRY["solver"]:
+            registry.solver(prefix + name, family="finite_sum",
+                            description=f"toy: {func.__doc__}", reference="none")(func)
+    return names
 
 
 def run_with_toys(cell, blas_threads: int):

@@ -28,9 +28,9 @@ HANGS = {f"toy_{name}": func for name, func in misbehaving.HANGS.items()}
 
 @pytest.fixture
 def toys():
-    misbehaving.register_toys()
+    names = misbehaving.register_toys()
     yield
-    for name in [*HANGS, "toy_no_move"]:
+    for name in names:
         registry._REGISTRY["solver"].pop(name, None)
 
 
@@ -83,13 +83,8 @@ def test_a_solver_that_never_returns_is_killed_soon_after_its_limit(toys, name):
 
 def test_a_solver_that_calls_the_monitor_stops_at_the_limit_with_its_rows(toys):
     """The monitor's own stop: a slow solver keeps the rows it recorded."""
-    registry.solver("toy_slow", family="finite_sum", description="toy: slow steps",
-                    reference="none")(misbehaving.slow_steps)
-    try:
-        cell = testing.tiny_cell("toy_slow", epochs=1e4, limit_s=1.0)
-        (_, rows, st, _), = supervised([cell], 1, 1)
-    finally:
-        registry._REGISTRY["solver"].pop("toy_slow", None)
+    cell = testing.tiny_cell("toy_slow_steps", epochs=1e4, limit_s=1.0)
+    (_, rows, st, _), = supervised([cell], 1, 1)
     assert st["status"] == "timeout" and "stopped at its limit of 1 s" in st["error"]
     assert rows and "stopped" not in st           # stopped by the monitor, not killed
 
