@@ -40,13 +40,14 @@ def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
         if st.get("stopped"):        # killed at its wall limit, or its worker died: no rows
             statuses[c.id]["stopped"] = st["stopped"]
         for key, digits in (("wall_s", 3), ("load_1m", 2)):
-            if _number(st.get(key)):
+            if finite_number(st.get(key)):
                 statuses[c.id][key] = round(float(st[key]), digits)
     return statuses
 
 
-def _number(v) -> bool:
-    """A finite number that is not a bool (a status read back may hold any JSON)."""
+def finite_number(v) -> bool:
+    """A finite number that is not a bool: a status read back, or a forged manifest, may
+    hold any JSON (10**400 too)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return False
     try:
