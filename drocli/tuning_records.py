@@ -12,11 +12,11 @@ folder holding `experiments/tuning/`; without one, only the spec's own block cou
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
-import zlib
 from pathlib import Path
+
+from drocli.errors import DrocliError
+from drocli.records import gunzip_bounded
 
 MAX_BYTES = 8 << 20        # a tuning spec or manifest is never larger
 
@@ -61,12 +61,9 @@ def _recorded_seeds(spec_path: Path) -> set[str]:
         try:
             raw = path.read_bytes()
             if name.endswith(".gz"):    # bounded: a gzip bomb is not expanded whole
-                with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
-                    raw = gz.read(MAX_BYTES + 1)
-                if len(raw) > MAX_BYTES:
-                    continue
+                raw = gunzip_bounded(raw, MAX_BYTES, path, fix="")
             man = json.loads(raw)
-        except (OSError, ValueError, EOFError, zlib.error):
+        except (OSError, ValueError, DrocliError):
             continue
         cells = man.get("cells") if isinstance(man, dict) else None
         if isinstance(cells, dict):
