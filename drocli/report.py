@@ -78,12 +78,7 @@ def _load(results_dir: Path) -> Page:
         t for t in (run_caption(f.caption, spec.profile, spec.seeds), _drawn(f)) if t))
         for f in spec.figures}
     df = judged.records
-    times = {}
-    if df is not None and len(df) and {"cell", "time_s"} <= set(df.columns):
-        import pandas as pd
-
-        t = pd.to_numeric(df["time_s"], errors="coerce").groupby(df["cell"]).max()
-        times = {str(k): float(v) for k, v in t.items() if math.isfinite(v)}
+    times = _solver_times(df)
     profile = "?" if spec.profile is None else spec.profile     # a saved spec without one
     return Page(page_name(results_dir), spec.name, spec.title or spec.name, profile,
                 list(spec.seeds), judged.manifest, claims, figures, completeness.note(),
@@ -92,6 +87,17 @@ def _load(results_dir: Path) -> Page:
                 effect_words={c.id: c.effect_text() for c in spec.claims},
                 seeds_used=int(df["seed"].nunique()) if df is not None and "seed" in df
                 else None, looks=list(spec.sequential.looks) if spec.sequential else None)
+
+
+def _solver_times(df) -> dict[str, float]:
+    """cell -> its solver time (the records' last `time_s`, finite ones only); {} when the
+    records have none."""
+    if df is None or not len(df) or not {"cell", "time_s"} <= set(df.columns):
+        return {}
+    import pandas as pd
+
+    t = pd.to_numeric(df["time_s"], errors="coerce").groupby(df["cell"]).max()
+    return {str(k): float(v) for k, v in t.items() if math.isfinite(v)}
 
 
 def page_name(results_dir) -> str:
@@ -401,10 +407,8 @@ def folder_provenance(results_dir: Path) -> list[tuple[str, str]]:
     cells = m.get("cells") if isinstance(m.get("cells"), dict) else {}
     if not _walls(cells):
         try:
-            df, _ = read_checked(results_dir)
-            t = df.groupby("cell")["time_s"].max()
-            times = {str(k): float(v) for k, v in t.items() if math.isfinite(v)}
-        except (DrocliError, KeyError, TypeError, ValueError):
+            times = _solver_times(read_checked(results_dir)[0])
+        except DrocliError:
             pass
     commit = str(m.get("git_commit") or "?")
     return [("drocli", f"{m.get('drocli', '?')} (commit {commit[:12]}"
