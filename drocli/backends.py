@@ -35,6 +35,7 @@ IN_FLIGHT = 2                 # tasks submitted and not yet collected, per worke
 FETCH_S = 10.0                # first wait for a finished task's value (doubled each retry)
 _AGAIN = object()
 REFUSED = "drocli-worker-refused"    # marks a task refused by its worker's check
+STARTED = "drocli-cell-started"      # the scheduler's event topic of cells starting
 FIX_WORKER = ("install the client's drocli (same commit) on every worker, or stop that "
               "worker; then re-run")
 _IDENTITY: dict | None = None
@@ -104,13 +105,31 @@ def run_payload(payload: bytes, address: str | None):
     return _stamped(out, address)
 
 
+def _announce(cell) -> None:
+    """Tell the scheduler that this worker starts `cell`, and wait for it to have heard: a
+    solver that then holds the interpreter (a compiled loop) cannot delay the news, and the
+    client times the cell's wall limit from it. Outside a dask worker, nothing."""
+    try:
+        from distributed import get_client, get_worker
+
+        address = get_worker().address
+    except (ImportError, ValueError):
+        return
+    get_client().log_event(STARTED, {"cell": cell.id, "worker": address})
+
+
 def run_cells(cells, blas_threads: int) -> dict:
     """One task's cells, one after another on a worker: their outputs and the seconds they
-    took together (the client sizes later tasks from it)."""
+    took together (the client sizes later tasks from it). Each cell's start is announced
+    first (its wall limit is watched by the client, which restarts a worker whose cell
+    does not return)."""
     from drocli.worker import _run_remote
 
     t0 = time.perf_counter()
-    outs = [_run_remote(c, blas_threads) for c in cells]
+    outs = []
+    for c in cells:
+        _announce(c)
+        outs.append(_run_remote(c, blas_threads))
     return {"cells": outs, "seconds": time.perf_counter() - t0}
 
 
@@ -154,10 +173,23 @@ def drocli_task(payload, source):
         raise RuntimeError(f"{REFUSED}\\t{address}\\t{why}")
     from drocli.backends import run_payload
     return run_payload(payload, address)
+
+
+def kill_worker(dask_worker=None):
+    """On a nanny: kill its worker process at once (the nanny starts a fresh one)."""
+    import os
+    import signal
+    process = getattr(getattr(dask_worker, "process", None), "process", None)
+    pid = getattr(process, "pid", None)
+    if not pid:
+        return "no worker process"
+    os.kill(pid, signal.SIGKILL)
+    return "killed"
 '''
 _NAMESPACE = {"__name__": "drocli_by_value", "REFUSED": REFUSED}
 exec(compile(_BY_VALUE, "<drocli.backends by value>", "exec"), _NAMESPACE)
 worker_check, drocli_task = _NAMESPACE["worker_check"], _NAMESPACE["drocli_task"]
+kill_worker = _NAMESPACE["kill_worker"]
 
 
 def _refused(address, why: str) -> DrocliError:
@@ -210,6 +242,97 @@ def quiet_version_warnings() -> None:
     warnings.filterwarnings("ignore", category=VersionMismatchWarning)
 
 
+class _Watch:
+    """The wall limits of cells on a cluster. Each cell's start is an event on the
+    scheduler (`run_cells` announces it and waits until it is heard); a cell not back
+    GRACE_S after its limit (drocli.limits) from when this client heard of its start has
+    its task cancelled and its worker restarted by the worker's nanny: a solver that never
+    returns (a loop in Python or in a compiled kernel, a sleep) cannot be stopped inside
+    the worker. The cell is recorded as timed out, and the other cells of its task go out
+    again in a task of their own. A worker that cannot be restarted (no nanny) stops the
+    run in one line, the cells already back kept."""
+
+    def __init__(self, dask: Dask, tasks: dict):
+        self.dask, self.tasks = dask, tasks
+        self.started: dict[str, tuple[float, str]] = {}    # cell id -> (heard, worker)
+        self.killed: list[str] = []
+
+    def _heard(self, event) -> None:          # in the client's event loop
+        msg = event[1] if isinstance(event, tuple) and len(event) == 2 else event
+        if isinstance(msg, dict) and "cell" in msg:
+            self.started[msg["cell"]] = (time.monotonic(), str(msg.get("worker")))
+
+    def listen(self) -> None:
+        self.dask.client.subscribe_topic(STARTED, self._heard)
+
+    def stop(self) -> None:
+        try:
+            self.dask.client.unsubscribe_topic(STARTED)
+        except Exception:               # noqa: BLE001 -- a lost scheduler: nothing to undo
+            pass
+
+    def overdue(self):
+        """(outputs of cells killed now, lists of cells to send again, futures dropped)."""
+        from drocli.limits import GRACE_S, cell_limit
+
+        now = time.monotonic()
+        values, again, drop = [], [], []
+        for key, (fut, chunk) in list(self.tasks.items()):
+            if fut.done():
+                continue
+            running = [c for c in chunk if c.id in self.started]
+            if not running:
+                continue
+            cell = running[-1]              # a task runs its cells in order
+            heard, worker = self.started[cell.id]
+            if now <= heard + cell_limit(cell) + GRACE_S:
+                continue
+            fut.cancel()
+            del self.tasks[key]
+            drop.append(fut)
+            self._restart(worker, cell)
+            for c in chunk:                 # heard of on the restarted worker: stale now
+                self.started.pop(c.id, None)
+            for other in list(self.started):
+                if self.started[other][1] == worker:
+                    del self.started[other]
+            self.killed.append(cell.id)
+            values.append(_killed(cell, worker, now - heard))
+            rest = [c for c in chunk if c.id != cell.id]
+            if rest:
+                again.append(rest)
+        return values, again, drop
+
+    def _restart(self, worker: str, cell) -> None:
+        from drocli.limits import cell_limit
+
+        try:                            # the nanny kills its worker, then starts another
+            res = self.dask.client.run(kill_worker, workers=[worker], nanny=True,
+                                       on_error="return")
+            status = (res or {}).get(worker, "no nanny answered")
+        except Exception as e:          # noqa: BLE001 -- any failure: say it, stop
+            status = type(e).__name__
+        if status != "killed":
+            status = status if isinstance(status, str) else type(status).__name__
+            raise DrocliError(
+                f"cell {cell.id} ran past its limit of {cell_limit(cell):g} s on dask worker "
+                f"{worker}, which could not be restarted ({status}); {self.dask.kept} of "
+                f"{self.dask.total} cells are kept", key="--scheduler",
+                fix="start workers with a nanny (no --no-nanny), then re-run to resume")
+
+
+def _killed(cell, worker: str, seconds: float) -> tuple:
+    """What a cell whose worker was restarted at its limit hands back: no rows, the reason."""
+    from drocli.limits import GRACE_S, cell_limit, why_limit
+
+    return cell.id, [], {
+        "status": "timeout", "cell": cell.id, "label": cell.label, "seed": cell.seed,
+        "error": f"killed {GRACE_S:g} s after its limit of {cell_limit(cell):g} s "
+                 f"({why_limit(cell)}): the solver did not return; its dask worker "
+                 f"{worker} was restarted",
+        "wall_s": round(seconds, 3), "stopped": "killed", "worker": {"address": worker}}, {}
+
+
 class Dask:
     """A dask client for one run: the scheduler at `scheduler` / DROCLI_DASK_SCHEDULER, or a
     LocalCluster of `n_jobs` single-thread worker processes. `total` cells in the run,
@@ -241,7 +364,8 @@ class Dask:
                                       ) from None
             else:
                 self.cluster = LocalCluster(n_workers=max(1, n_jobs), threads_per_worker=1,
-                                            processes=True, dashboard_address=None)
+                                            processes=True, dashboard_address=None,
+                                            silence_logs=logging.ERROR)
                 self.client = Client(self.cluster)
                 self.address = self.cluster.scheduler_address
             self._check_workers()
@@ -292,12 +416,14 @@ class Dask:
         payload = cloudpickle.dumps((func, args))
         return self.client.submit(drocli_task, payload, self.source, pure=False, key=key)
 
-    def _wait(self, futures, more=None):
+    def _wait(self, futures, more=None, watch=None):
         """(future, value) as each finishes, checking every POLL_S the scheduler, the workers
         (new ones probed) and how long no worker has been connected. A value that cannot be
         fetched in time (its worker died just after the task: the scheduler recomputes it)
         is waited for again, with no worker counted meanwhile. `more()`, called once the
-        finished values are consumed, returns further futures to wait for."""
+        finished values are consumed, returns further futures to wait for. `watch()`,
+        called at each poll, returns (values to hand on as (None, value), futures to add,
+        futures no longer waited for)."""
         from distributed import wait
 
         pending = set(futures)
@@ -317,6 +443,11 @@ class Dask:
                     pending.add(fut)
                 else:
                     yield fut, value
+            if watch is not None:
+                values, add, drop = watch()
+                for value in values:
+                    yield None, value
+                pending = (pending - set(drop)) | set(add)
             if more is not None:
                 pending |= set(more())
             if not pending:
@@ -373,6 +504,16 @@ class Dask:
 
         cells = list(pending)
         state = {"pos": 0, "per_cell": None, "live": 0}
+        tasks: dict = {}                # future key -> (future, its cells)
+        watch = _Watch(self, tasks)
+
+        def submit(chunk):
+            state["live"] += 1
+            fut = self._submit(run_cells, chunk, blas_threads,
+                               key=f"drocli-{chunk[0].id}-{len(chunk)}-{os.getpid()}"
+                                   f"-{len(watch.killed)}")
+            tasks[fut.key] = fut, chunk
+            return fut
 
         def submit_more():
             new = []
@@ -381,13 +522,31 @@ class Dask:
                 size = next_batch(state["per_cell"], len(cells) - state["pos"], workers)
                 chunk = cells[state["pos"]:state["pos"] + size]
                 state["pos"] += len(chunk)
-                state["live"] += 1
-                new.append(self._submit(run_cells, chunk, blas_threads,
-                                        key=f"drocli-{chunk[0].id}-{len(chunk)}-{os.getpid()}"))
+                new.append(submit(chunk))
             return new
 
-        for fut, value in self._wait(submit_more(), more=submit_more):
+        def overdue():
+            values, add, drop = watch.overdue()
+            state["live"] -= len(drop)
+            return values, [submit(rest) for rest in add], drop
+
+        watch.listen()
+        try:
+            yield from self._collect(self._wait(submit_more(), more=submit_more,
+                                                watch=overdue), state, tasks, finished)
+        finally:
+            watch.stop()
+
+    def _collect(self, finished_values, state, tasks, finished):
+        """The outputs of the tasks as they come back (a timed-out cell's as its own)."""
+        for fut, value in finished_values:
+            if fut is None:             # a cell killed at its limit (_Watch)
+                yield value
+                if finished(value[2]):
+                    self.kept += 1
+                continue
             state["live"] -= 1
+            tasks.pop(fut.key, None)
             try:
                 fut.release()
             except Exception:           # noqa: BLE001 -- a lost scheduler: seen next time

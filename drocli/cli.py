@@ -142,7 +142,7 @@ def cli():
               "(fresh workers); both kill a cell past its wall limit. loky, threading (joblib) "
               "stop only solvers that call the monitor; dask runs cells on a "
               "dask.distributed cluster (LocalCluster unless --scheduler/"
-              "DROCLI_DASK_SCHEDULER).")
+              "DROCLI_DASK_SCHEDULER) and restarts a worker whose cell is past its limit.")
 @click.option("--scheduler", metavar="ADDRESS", help="dask scheduler address (tcp://host:8786).")
 @click.option("--force", is_flag=True, help="Re-run finished cells too.")
 @click.option("--dry-run", is_flag=True,

@@ -107,7 +107,7 @@ def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None)
     Otherwise joblib's workers (loky, threading) or, at -j 1, this process run them, and
     only the monitor's stop applies (a solver that never calls it is not stopped); with a
     dask `client` they go to the cluster in tasks of several cells and the results come
-    back here (drocli.backends)."""
+    back here, a cell past its limit killed with its worker (drocli.backends)."""
     if client is not None:                       # drocli.backends.Dask
         yield from client.results(pending, blas_threads)
         return
