@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from drocli.aggregate import (
     aggregate,
@@ -151,3 +153,48 @@ def test_apply_filter_numbers_lists_and_unknown_column():
     assert set(apply_filter(rows, {"label": ["B"]})["label"]) == {"B"}
     with pytest.raises(DrocliError, match="gamma"):
         apply_filter(rows, {"gama_w": 0.01}, where="figures[f].filter")
+
+
+def _curves_by_groupby(rows, x):
+    """seed_curves' statement written with a pandas sort and groupby: the points of each
+    seed sorted by (x, step), missing x dropped, the later of repeated x kept."""
+    import numpy as np
+
+    out = []
+    data = rows.sort_values(["seed", x, "step"], kind="stable")
+    for seed, sub in data.groupby("seed", sort=True):
+        sub = sub[np.isfinite(sub[x].to_numpy(dtype=float, na_value=np.nan))]
+        if sub.empty:
+            continue
+        sub = sub.drop_duplicates(x, keep="last")
+        ys = sub["value"].to_numpy(dtype=float)
+        out.append((seed, str(data[data["seed"] == seed]["cell"].iloc[0]),
+                    sub[x].to_numpy(dtype=float).tolist(),
+                    np.where(np.isfinite(ys), ys, np.nan).tolist()))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_seed_curves_equal_a_sort_and_groupby(data):
+    """On shuffled rows with ties in x, missing x, non-finite values and unsorted seeds,
+    the one-sort seed_curves gives each seed's points, cell and seed (value and type) as a
+    pandas sort and groupby does."""
+    import numpy as np
+
+    n_seeds = data.draw(st.integers(1, 5))
+    rows = []
+    for s in data.draw(st.permutations(list(range(n_seeds)))):
+        for step in range(data.draw(st.integers(1, 6))):
+            x = data.draw(st.sampled_from([0.0, 1.0, 2.0, 2.0, 5.0, np.nan]))
+            v = data.draw(st.sampled_from([0.5, 1.5, -2.0, np.inf, np.nan]))
+            rows.append({"seed": 10 * s, "cell": f"c{s}", "step": step, "oracle_calls": x,
+                         "value": v})
+    frame = pd.DataFrame(rows).sample(frac=1.0, random_state=data.draw(st.integers(0, 99)))
+    got = [(c.seed, c.cell, c.x.tolist(), c.y.tolist())
+           for c in seed_curves(frame, "oracle_calls")]
+    want = _curves_by_groupby(frame, "oracle_calls")
+    assert [(type(g[0]), g[0], g[1]) for g in got] == [(type(w[0]), w[0], w[1]) for w in want]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g[2], w[2])
+        np.testing.assert_array_equal(g[3], w[3])

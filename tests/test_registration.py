@@ -166,3 +166,20 @@ def test_results_outlive_the_plugin_that_made_them(tiny_spec, tmp_path, capsys):
     assert call("plot", out) == 0
     assert call("report", out, "--out", tmp_path / "rep") == 0
     assert (tmp_path / "rep" / "res.md").is_file()
+
+
+def test_tuning_files_read_by_libyaml_as_by_the_pure_parser(monkeypatch):
+    """used_seeds parses the repository's tuning files with libyaml when PyYAML has it: the
+    seeds it finds for every paper spec are those the pure-Python SafeLoader finds."""
+    from pathlib import Path
+
+    from drocli import tuning_records
+    from drocli.spec import load_spec
+
+    root = Path(__file__).resolve().parents[1]
+    specs = [load_spec(p) for p in sorted((root / "experiments").glob("*.yaml"))[:8]]
+    fast = [tuning_records.used_seeds(s, root / "results") for s in specs]
+    monkeypatch.setattr(yaml, "CSafeLoader", yaml.SafeLoader, raising=False)
+    slow = [tuning_records.used_seeds(s, root / "results") for s in specs]
+    assert fast == slow
+    assert any(fast), "no tuning file concerns these specs: the comparison is empty"

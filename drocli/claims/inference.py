@@ -105,11 +105,15 @@ def critical_value(n: int, p: float) -> float:
     every symmetric unimodal law is a scale mixture of uniforms (Khintchine), so the
     uniform's quantile is the robust choice; it comes from a seeded simulation, so verdicts
     are reproducible. The levels of the default confidence (Bonferroni over up to 64
-    comparisons, 2 to 30 seeds) are read from `critical_table`, the same simulation run
-    once ahead (a first `check` then needs neither the simulation nor scipy)."""
+    comparisons, 2 to 30 seeds) are read from `critical_table`, and those of the paper
+    specs' sequential plans at their looks from `plan_table`: the same simulation run once
+    ahead (a first `check` then needs neither the simulation nor scipy)."""
+    from drocli.claims import plan_table
     from drocli.claims.critical_table import values
 
     found = values().get(n, {}).get(p)
+    if found is None:               # a level of a sequential plan's look
+        found = plan_table.critical(n, p)
     return found if found is not None else simulated_critical_value(n, p)
 
 
@@ -406,5 +410,22 @@ def spread_effect(a: np.ndarray, b: np.ndarray, *, confidence: float = CONFIDENC
     return e
 
 
+def write_plan_table(path=None) -> None:
+    """Recompute drocli/claims/plan_table.csv: for each tabulated plan, side's alpha and
+    look, the nominal level and the critical value at the look's seeds."""
+    from drocli.claims import plan_table as pt
+    from drocli.claims.sequential import computed_nominal_levels
+
+    rows = []
+    for looks in pt.PLANS:
+        for alpha in pt.alphas():
+            for j, nom in enumerate(computed_nominal_levels(pt.fractions(looks), alpha)):
+                rows.append((looks, alpha, j, nom, simulated_critical_value(looks[j],
+                                                                            1.0 - nom)))
+    pt.write(rows, path or pt.FILE)
+    pt.values.cache_clear()
+
+
 if __name__ == "__main__":
     write_critical_table()
+    write_plan_table()

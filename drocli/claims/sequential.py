@@ -68,7 +68,21 @@ def _ncdf(z):
 def nominal_levels(fractions: tuple[float, ...], alpha: float,
                    gamma: float = GAMMA) -> tuple[float, ...]:
     """The one-sided nominal level of each look's boundary, such that the first crossing
-    at look j has null probability spent(t_j) - spent(t_{j-1}) (one-sided design)."""
+    at look j has null probability spent(t_j) - spent(t_{j-1}) (one-sided design): read
+    from `plan_table` for the paper specs' plans, else computed."""
+    if gamma == GAMMA:
+        from drocli.claims.plan_table import nominal
+
+        found = nominal(fractions, alpha)
+        if found is not None:
+            return found
+    return computed_nominal_levels(fractions, alpha, gamma)
+
+
+def computed_nominal_levels(fractions: tuple[float, ...], alpha: float,
+                            gamma: float = GAMMA) -> tuple[float, ...]:
+    """`nominal_levels` computed afresh (no table): Armitage, McPherson and Rowe's
+    recursion on a grid, each boundary found by a root search."""
     import numpy as np
     from scipy.optimize import brentq
     from scipy.special import ndtri
