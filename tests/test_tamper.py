@@ -260,3 +260,45 @@ def test_cell_rows_compare_numbers_as_numbers():
 
     assert _same(None, float("nan")) and _same(float("nan"), None) and _same(1, 1.0)
     assert not _same(0.5, 0.25) and not _same(None, 0.0) and not _same("m", "n")
+
+
+def test_cell_rows_on_arrays_agree_with_same_field_by_field():
+    """flags._Recorded compares a cell file's rows with the records on arrays; its answer
+    equals `_same` field by field, cell by cell, for untouched cells and for cells with a
+    value moved, a metric renamed, a row dropped, a None for a NaN, an int for a float, and
+    with a text column where numbers go (the field-by-field path)."""
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    from drocli.flags import _Recorded, _same
+
+    rng = np.random.default_rng(7)
+    frames, files = [], {}
+    for c in range(12):
+        n = int(rng.integers(1, 6))
+        rows = [[s, 10 * s, 0.1 * s, "m" if s % 2 else "k",
+                 float(rng.normal()) if s != 2 else math.nan] for s in range(n)]
+        frames.append(pd.DataFrame(rows, columns=["step", "oracle_calls", "time_s",
+                                                  "metric", "value"]).assign(cell=f"c{c}"))
+        files[f"c{c}"] = [list(r) for r in rows]
+    # the cells' rows interleaved, each cell's in step order (as a merged table holds them)
+    df = pd.concat(frames, ignore_index=True).sort_values(["step", "cell"], kind="stable")
+    files["c1"][0][4] += 0.5
+    files["c2"][-1][3] = "other"
+    files["c3"] = files["c3"][:-1] if len(files["c3"]) > 1 else []
+    files["c4"] = [[r[0], r[1], r[2], r[3], None if isinstance(r[4], float)
+                    and math.isnan(r[4]) else r[4]] for r in files["c4"]]
+    files["c5"] = [[int(r[0]), int(r[1]), r[2], r[3], r[4]] for r in files["c5"]]
+    for frame in (df, df.astype({"value": object}).assign(
+            value=lambda d: d["value"].map(lambda v: "x" if v == d["value"].iloc[0] else v))):
+        rec = _Recorded(frame)
+        for cid, rows in files.items():
+            mine = frame[frame["cell"] == cid][["step", "oracle_calls", "time_s", "metric",
+                                                "value"]].values.tolist()
+            want = len(mine) == len(rows) and all(
+                _same(a, b) for r, q in zip(mine, rows, strict=True)
+                for a, b in zip(r, q, strict=True))
+            assert rec.equal(cid, rows) == want, cid
+        assert rec.numbers is None or frame is df
