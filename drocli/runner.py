@@ -128,20 +128,24 @@ def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None)
         yield from joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
 
 
-def resolve_backend(backend: str) -> str:
+def resolve_backend(backend: str, n_jobs: int = 1) -> str:
     """`auto`: on Linux, fork where forking this process is safe (no other thread running in
-    it, as in the command line), else loky (a program embedding drocli: its cells at -j 1
-    run in its own process, with what it registered); elsewhere (macOS, Windows) spawn.
-    fork and spawn run cells in worker processes of drocli.pool, under each cell's wall
-    limit; under loky and threading (joblib's workers) only the monitor's stop applies.
-    Other names are kept."""
+    it, as in the command line); in a program embedding drocli that runs other threads,
+    its cells at -j 1 run in its own process, with what it registered (loky's -j 1 path),
+    and with more jobs in fresh workers (spawn: loky's workers would not have those
+    registrations either, and cannot be killed at a cell's limit); elsewhere (macOS,
+    Windows) spawn. fork and spawn run cells in worker processes of drocli.pool, under each
+    cell's wall limit; under loky and threading (joblib's workers) only the monitor's stop
+    applies. Other names are kept."""
     if backend != "auto":
         return backend
     import multiprocessing as mp
     import threading
 
     if sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods():
-        return "fork" if threading.active_count() == 1 else "loky"
+        if threading.active_count() == 1:
+            return "fork"
+        return "loky" if n_jobs == 1 else "spawn"
     return "spawn"
 
 
@@ -205,7 +209,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     others are merged as they are. spec.yaml stays the spec. What the folder holds and
     what the run leaves in it are drocli.folder's."""
     out = Path(out)
-    backend = resolve_backend(backend)
+    backend = resolve_backend(backend, n_jobs)
     if n_jobs == 0 or n_jobs < -1:              # before the folder exists (joblib fails late)
         raise DrocliError(f"{n_jobs} is not a number of parallel cells", key="-j/--jobs",
                           fix="give -j 1 or more, or -j -1 for every core")

@@ -117,7 +117,8 @@ def test_parallel_and_dask_identical(tiny_spec, tmp_path):
     t = threading.Thread(target=stop.wait)
     t.start()
     try:
-        assert resolve_backend("auto") == ("loky" if linux else "spawn")
+        assert resolve_backend("auto") == ("loky" if linux else "spawn")   # -j 1: in-process
+        assert resolve_backend("auto", 2) == "spawn"     # workers that can be killed
     finally:
         stop.set()
         t.join()
