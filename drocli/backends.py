@@ -115,7 +115,10 @@ def _announce(cell) -> None:
         address = get_worker().address
     except (ImportError, ValueError):
         return
-    get_client().log_event(STARTED, {"cell": cell.id, "worker": address})
+    try:
+        get_client().log_event(STARTED, {"cell": cell.id, "worker": address})
+    except Exception:           # noqa: BLE001 -- the cell still runs, under the monitor's stop
+        pass
 
 
 def run_cells(cells, blas_threads: int) -> dict:

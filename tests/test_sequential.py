@@ -149,3 +149,23 @@ def test_null_at_every_look_many(law, n_others):
 @pytest.mark.parametrize("law", ["normal", "heavy", "reach_never"])
 def test_effect_equal_to_the_size_many(law):
     _check(law, 1, 1000, seed=6, shift=0.5, margin=0.5)
+
+
+def test_a_looks_rows_are_the_seeds_named_as_text_and_shared_by_claims():
+    """rows_of_seeds keeps the rows whose seed, as text, is among the look's (the order of
+    the rows and their index kept), and evaluate_claims' per-metric split hands the claims
+    of one metric the same rows for the same look instead of copying them per claim."""
+    import pandas as pd
+
+    from drocli.claims import _ByMetric, rows_of_seeds
+
+    rows = pd.DataFrame({"seed": [3, 10, 3, 7, 10, 1], "metric": ["m"] * 6,
+                         "value": range(6)}, index=[5, 4, 3, 2, 1, 0])
+    want = frozenset({"3", "10", "99"})
+    got = rows_of_seeds(rows, want)
+    assert got.equals(rows[rows["seed"].astype(str).isin(want)])
+    assert list(got.index) == [5, 4, 3, 1]
+    split = _ByMetric(rows)
+    first = split.of_seeds(rows, want)
+    assert first.equals(got) and split.of_seeds(rows, frozenset(want)) is first
+    assert not split.of_seeds(rows, frozenset({"7"})).equals(first)

@@ -314,9 +314,10 @@ def evaluate_claims(records, claims: list, profile: str, manifest: dict | None =
         if getattr(c, "opaque", False):
             out.append(_as_recorded(c, profile, (recorded or {}).get(c.id)))
         elif manifest is None:
-            out.append(evaluate_at_looks(split.rows(c), c, profile, plan))
+            out.append(evaluate_at_looks(split.rows(c), c, profile, plan, split.of_seeds))
         else:
-            out.append(_registered(split.rows(c), c, profile, manifest, tuning, plan))
+            out.append(_registered(split.rows(c), c, profile, manifest, tuning, plan,
+                                   split.of_seeds))
     return out
 
 
@@ -342,12 +343,19 @@ def _as_recorded(claim: ClaimBase, profile: str, rec: dict | None) -> ClaimResul
     return out
 
 
-def evaluate_at_looks(records, claim: ClaimBase, profile: str, plan: dict | None
-                      ) -> ClaimResult:
+def rows_of_seeds(rows, want):
+    """The rows whose seed, as text, is in `want`."""
+    seed = rows["seed"]
+    return rows[seed.isin([v for v in seed.unique() if str(v) in want])]
+
+
+def evaluate_at_looks(records, claim: ClaimBase, profile: str, plan: dict | None,
+                      of_seeds=None) -> ClaimResult:
     """evaluate_claim, at the looks of a sequential plan ({looks, order}: the seed counts
     and the seeds in the order they are added) reached by the records: the first look
     that decides gives the verdict (drocli.claims.sequential); without a plan, one look on
-    every seed."""
+    every seed. `of_seeds(records, seeds)` takes a look's rows (default `rows_of_seeds`;
+    evaluate_claims keeps each look's rows for the claims that share them)."""
     if not plan or (claim.profiles is not None and profile not in claim.profiles):
         return evaluate_claim(records, claim, profile)
     from drocli.claims.sequential import at_look
@@ -359,7 +367,7 @@ def evaluate_at_looks(records, claim: ClaimBase, profile: str, plan: dict | None
         want = {str(s) for s in order[:n]}
         if not want <= have:
             break
-        sub = records[records["seed"].astype(str).isin(want)]
+        sub = (of_seeds or rows_of_seeds)(records, frozenset(want))
         with at_look(looks, j):
             res = evaluate_claim(sub, claim, profile)
         res.look = {"look": j + 1, "of": len(looks), "seeds": n, "looks": looks}
@@ -392,6 +400,16 @@ class _ByMetric:
 
     def __init__(self, records):
         self.records, self._parts = records, None
+        self._looks: dict = {}
+
+    def of_seeds(self, rows, want: frozenset):
+        """rows_of_seeds, kept per frame and seed set: the claims of one metric share each
+        look's rows (taking them cost a copy of the frame per claim and look)."""
+        key = (id(rows), want)
+        hit = self._looks.get(key)
+        if hit is None or hit[0] is not rows:
+            hit = self._looks[key] = (rows, rows_of_seeds(rows, want))
+        return hit[1]
 
     def rows(self, claim: ClaimBase):
         if claim.metric is None or "metric" not in self.records.columns or \
@@ -417,12 +435,12 @@ def _compact(rows):
 
 
 def _registered(records, claim: ClaimBase, profile: str, manifest: dict,
-                tuning: dict | None, plan: dict | None = None) -> ClaimResult:
+                tuning: dict | None, plan: dict | None = None, of_seeds=None) -> ClaimResult:
     """evaluate_claim with the claim's registration and tuning overlap; a post-hoc claim is
     re-judged on its confirmed seeds when it has any."""
     from drocli.registration import assess, tuning_overlap
 
-    res = evaluate_at_looks(records, claim, profile, plan)
+    res = evaluate_at_looks(records, claim, profile, plan, of_seeds)
     if res.status == "skipped" or not res.judged:
         return res
     reg = assess(manifest, claim, res.judged, plan=(plan or {}).get("registered"))
