@@ -182,3 +182,34 @@ def test_reference_line_has_the_requested_slope():
     xs, ys = dashed[0].get_data()
     slope = np.polyfit(np.log(xs), np.log(ys), 1)[0]
     assert slope == pytest.approx(-0.5, abs=1e-9)
+
+
+def test_excess_variation_is_exactly_zero_for_monotone_curves_and_else_tv_minus_net():
+    """measure: excess is TV - |net change| (checked against that formula on wiggly curves,
+    to rounding), and exactly 0 on monotone ones: two labels whose curves never turn back
+    are tied on every seed, so the claim is undecidable (no effect, no seed count), not
+    decided on rounding noise."""
+    rng = np.random.default_rng(3)
+    x = np.linspace(0.0, 1.0, 60)
+    curves = {"A": {}, "B": {}}
+    for seed in range(12):
+        # decreasing losses with a seed-dependent shape: TV - |net| rounds to +-1e-17
+        curves["A"][seed] = (x, np.exp(-(3 + rng.random()) * x) + 0.1 * rng.random())
+        curves["B"][seed] = (x, np.exp(-(2 + rng.random()) * x) + 0.1 * rng.random())
+    claim = validate_claim(dict(id="st", text="A steadier", kind="smoother", metric="m",
+                                solver="A", others=["B"], measure="excess", factor=0.5))
+    r = evaluate_claims(records(curves), [claim], "paper")[0]
+    e = r.effects["B"]
+    assert e["mean"] == 0.0 and e["lo"] == e["hi"] == 0.0 and r.status == "inconclusive"
+    assert e.get("seeds_to_decide") is None
+    assert set(r.summaries["A"].values()) == {0.0} == set(r.summaries["B"].values())
+    wig = {"W": {s: (x, np.sin(7 * x + s) + 0.3 * x) for s in range(3)},
+           "V": {s: (x, np.cos(5 * x + s)) for s in range(3)}}
+    r = evaluate_claims(records(wig), [validate_claim(dict(
+        id="w", text="t", kind="smoother", metric="m", solver="W", others=["V"],
+        measure="excess", after_fraction=0.0))], "paper")[0]
+    for label, by_seed in wig.items():
+        for s, (_xs, ys) in by_seed.items():
+            want = np.abs(np.diff(ys)).sum() - abs(ys[-1] - ys[0])
+            got = {str(k): v for k, v in r.summaries[label].items()}[str(s)]
+            assert want > 0.1 and got == pytest.approx(want, rel=1e-12)
