@@ -258,7 +258,7 @@ class _Watch:
     def __init__(self, dask: Dask, tasks: dict):
         self.dask, self.tasks = dask, tasks
         self.started: dict[str, tuple[float, str]] = {}    # cell id -> (heard, worker)
-        self.killed: list[str] = []
+        self.restarts = 0                       # workers restarted so far (task keys)
 
     def _heard(self, event) -> None:          # in the client's event loop
         msg = event[1] if isinstance(event, tuple) and len(event) == 2 else event
@@ -299,7 +299,7 @@ class _Watch:
             for other in list(self.started):
                 if self.started[other][1] == worker:
                     del self.started[other]
-            self.killed.append(cell.id)
+            self.restarts += 1
             values.append(_killed(cell, worker, now - heard))
             rest = [c for c in chunk if c.id != cell.id]
             if rest:
@@ -325,15 +325,15 @@ class _Watch:
 
 
 def _killed(cell, worker: str, seconds: float) -> tuple:
-    """What a cell whose worker was restarted at its limit hands back: no rows, the reason."""
-    from drocli.limits import GRACE_S, cell_limit, why_limit
+    """What a cell whose worker was restarted at its limit hands back: the local pool's
+    timed-out output (drocli.pool.lost), naming the worker."""
+    from drocli.limits import killed_at_limit
+    from drocli.pool import lost
 
-    return cell.id, [], {
-        "status": "timeout", "cell": cell.id, "label": cell.label, "seed": cell.seed,
-        "error": f"killed {GRACE_S:g} s after its limit of {cell_limit(cell):g} s "
-                 f"({why_limit(cell)}): the solver did not return; its dask worker "
-                 f"{worker} was restarted",
-        "wall_s": round(seconds, 3), "stopped": "killed", "worker": {"address": worker}}, {}
+    cell_id, rows, status, artifacts = lost(
+        cell, "timeout", f"{killed_at_limit(cell)}; its dask worker {worker} was restarted",
+        seconds)
+    return cell_id, rows, {**status, "worker": {"address": worker}}, artifacts
 
 
 class Dask:
@@ -514,7 +514,7 @@ class Dask:
             state["live"] += 1
             fut = self._submit(run_cells, chunk, blas_threads,
                                key=f"drocli-{chunk[0].id}-{len(chunk)}-{os.getpid()}"
-                                   f"-{len(watch.killed)}")
+                                   f"-{watch.restarts}")
             tasks[fut.key] = fut, chunk
             return fut
 

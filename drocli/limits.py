@@ -46,6 +46,13 @@ def cell_limit(cell) -> float:
     return float(given) if given else default_limit()
 
 
+def killed_at_limit(cell) -> str:
+    """The reason recorded for a cell whose solver did not return by its limit (the local
+    pool and the dask backend kill its worker GRACE_S after it)."""
+    return (f"killed {GRACE_S:g} s after its limit of {cell_limit(cell):g} s "
+            f"({why_limit(cell)}): the solver did not return")
+
+
 def why_limit(cell) -> str:
     return ("budget.max_time_s" if (cell.budget or {}).get("max_time_s")
             else f"{LIMIT_VAR}, default 6 h")

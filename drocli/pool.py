@@ -25,7 +25,7 @@ import signal
 import time
 from collections import deque
 
-from drocli.limits import GRACE_S, cell_limit, why_limit
+from drocli.limits import GRACE_S, cell_limit, killed_at_limit
 
 POLL_S = 0.5                    # how often the deadlines are looked at, at most
 
@@ -71,12 +71,16 @@ class _Worker:
         self.conn.close()
 
 
+def lost(cell, status: str, error: str, seconds: float) -> tuple:
+    """What a cell whose worker was killed or died hands back: no rows, the reason (also
+    the dask backend's, drocli.backends)."""
+    return cell.id, [], {"status": status, "error": error, "cell": cell.id,
+                         "label": cell.label, "seed": cell.seed, "wall_s": round(seconds, 3),
+                         "stopped": "killed" if status == "timeout" else "died"}, {}
+
+
 def _lost(w: _Worker, status: str, error: str) -> tuple:
-    """What a cell whose worker was killed or died hands back: no rows, the reason."""
-    c = w.cell
-    return c.id, [], {"status": status, "error": error, "cell": c.id, "label": c.label,
-                      "seed": c.seed, "wall_s": round(time.monotonic() - w.started, 3),
-                      "stopped": "killed" if status == "timeout" else "died"}, {}
+    return lost(w.cell, status, error, time.monotonic() - w.started)
 
 
 def _exit_reason(code) -> str:
@@ -131,10 +135,7 @@ def supervised(pending, blas_threads: int, workers: int, run=None, method: str =
                 elif time.monotonic() > w.deadline:
                     busy.remove(w)
                     w.kill()
-                    limit = cell_limit(w.cell)
-                    yield _lost(w, "timeout", f"killed {GRACE_S:g} s after its limit of "
-                                              f"{limit:g} s ({why_limit(w.cell)}): the "
-                                              "solver did not return")
+                    yield _lost(w, "timeout", killed_at_limit(w.cell))
     finally:                    # done, Ctrl-C or an error: no worker outlives the run
         for w in spare:         # idle ones are told to stop; busy ones are killed
             try:
