@@ -20,6 +20,9 @@ from tests.test_cluster import Dask
 pytest.importorskip("dask.distributed")
 
 NO_HANG_S = 240         # a bound that only a hang exceeds (the solver sleeps for an hour)
+LIMIT_S = 15            # the budget's limit: every cell's, so the other solver's cells (a
+#                         fresh worker after the restart warms its kernels up on their clock)
+#                         must finish inside it on a loaded machine; 4 s did not, under load
 
 
 @pytest.fixture
@@ -56,7 +59,7 @@ def test_a_hang_on_a_dask_worker_is_killed_and_the_run_goes_on(tmp_path, solver)
     spec = tmp_path / "spec.yaml"
     spec.write_text(TINY_SPEC.replace("{name: aleg, label: ALEG}",
                                       f"{{name: {solver}, label: HANG}}")
-                    .replace("checkpoints: 8}", "checkpoints: 8, max_time_s: 4}")
+                    .replace("checkpoints: 8}", f"checkpoints: 8, max_time_s: {LIMIT_S}}}")
                     .replace("solver: ALEG", "solver: HANG"))
     out = tmp_path / "res"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -71,7 +74,8 @@ def test_a_hang_on_a_dask_worker_is_killed_and_the_run_goes_on(tmp_path, solver)
     by = sorted((s["label"], s["status"], s.get("stopped")) for s in man["cells"].values())
     assert by == [("HANG", "timeout", "killed")] * 2 + [("SMD", "done", None)] * 2
     hung = [s for s in man["cells"].values() if s["label"] == "HANG"]
-    assert all("was restarted" in s["error"] and "limit of 4 s" in s["error"] for s in hung)
+    assert all("was restarted" in s["error"] and f"limit of {LIMIT_S} s" in s["error"]
+               for s in hung)
     done = [s for s in man["cells"].values() if s["label"] == "SMD"]
     assert all(s["worker"]["address"].startswith("tcp://") for s in done)
 
