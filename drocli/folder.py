@@ -71,7 +71,7 @@ def survey(out: Path, cells: list, *, force: bool, spec_sha1: str, allowed: set[
 def revise(out: Path, spec, man: dict, *, spec_text: str, spec_sha1: str,
            run_key: str | None) -> None:
     """Same runs, revised claims / figures / text: spec.yaml and the manifest re-recorded."""
-    ownership.claim(out, spec.name)
+    ownership.mark(out, spec.name)
     records.atomic_write_text(out / "spec.yaml", spec_text)
     manifest.write(out, manifest.revised(man, spec, spec_sha1=spec_sha1, run_key=run_key,
                                          out=out))
@@ -107,7 +107,7 @@ def begin(out: Path, spec, *, pending: bool, previous: dict) -> Before:
     # a cell re-run (same id: same settings and seed, so the same numbers) keeps the
     # time it first ran: only a cell never run before can confirm a claim fixed since
     first_ran = registration.cell_times(previous)
-    ownership.claim(out, spec.name)
+    ownership.mark(out, spec.name)
     if pending:         # kept if this run is interrupted before its manifest
         records.atomic_write_text(
             ownership.inside(out, registration.pending_path(out)),

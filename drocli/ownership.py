@@ -38,7 +38,7 @@ def owner(out: Path) -> str | None:
     return None
 
 
-def claim(out: Path, experiment: str) -> None:
+def mark(out: Path, experiment: str) -> None:
     """Make `out` this experiment's results folder, or refuse (DrocliError, exit 2)."""
     out = Path(out)
     fix_other = f"give another --out (e.g. results/{experiment}) or remove that folder first"

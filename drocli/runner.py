@@ -230,7 +230,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
                           only=only)
     cells, pending = found.cells, by_data(found.pending)
     if found.current:
-        ownership.claim(out, spec.name)          # marks a folder recorded before marks
+        ownership.mark(out, spec.name)          # marks a folder recorded before marks
         log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells done and "
             f"records current -> {out}")
         return RunSummary(out, len(cells), len(cells), 0, [], records.records_path(out))

@@ -13,6 +13,8 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,16 +35,17 @@ def data_key(name: str, params: dict, seed: int) -> tuple:
     return name, json.dumps(params, sort_keys=True, default=str), seed
 
 
-def load_data(name: str, params: dict, seed: int):
+def load_data(name: str, params: dict, seed: int, source=None):
     """Data of a (source, params, seed), loaded at most once while it stays in this
     process's small cache (the last `_DATA_CACHE_SIZE` used), shared by the preflight,
-    warm-ups and cells (solvers then share samples)."""
+    warm-ups and cells (solvers then share samples). `source`: the data source's function
+    when the caller has looked it up already."""
     key = data_key(name, params, seed)
     with _DATA_LOCK:
         if key in _DATA_CACHE:
             _DATA_CACHE.move_to_end(key)
             return _DATA_CACHE[key]
-        data = registry.get("data", name).func(params, seed)
+        data = (source or registry.get("data", name).func)(params, seed)
         _DATA_CACHE[key] = data
         while len(_DATA_CACHE) > _DATA_CACHE_SIZE:
             _DATA_CACHE.popitem(last=False)
@@ -85,17 +88,33 @@ _WARM: set[tuple] = set()     # (solver, problem, data) whose kernels this proce
 WARMUP_FRACTION = 0.01       # of the budget, for the warm-up run
 
 
-def _build(cell: Cell):
-    data = load_data(cell.data_name, cell.data_params, cell.data_seed)
-    return registry.get("problem", cell.problem_name).func(data, cell.problem_params)
+@dataclass(frozen=True)
+class Plugins:
+    """The functions of a cell's data source, problem and solver, looked up once per cell."""
+
+    load: Callable        # the data source's: (params, seed) -> data
+    build: Callable       # the problem's: (data, params) -> problem
+    solve: Callable       # the solver's: (problem, params, rng, monitor) -> point
+
+    @classmethod
+    def of(cls, cell: Cell) -> Plugins:
+        return cls(registry.get("data", cell.data_name).func,
+                   registry.get("problem", cell.problem_name).func,
+                   registry.get("solver", cell.solver).func)
 
 
-def _solve(cell: Cell, problem, monitor) -> None:
+def _build(cell: Cell, plugins: Plugins | None = None):
+    plugins = plugins or Plugins.of(cell)
+    data = load_data(cell.data_name, cell.data_params, cell.data_seed, plugins.load)
+    return plugins.build(data, cell.problem_params)
+
+
+def _solve(cell: Cell, problem, monitor, plugins: Plugins | None = None) -> None:
     """The cell's solver on `problem` until `monitor` stops it, then the final record."""
+    solve = (plugins or Plugins.of(cell)).solve
     rng = np.random.default_rng(cell.seed_sequence())
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        point = registry.get("solver", cell.solver).func(problem, dict(cell.solver_params),
-                                                         rng, monitor)
+        point = solve(problem, dict(cell.solver_params), rng, monitor)
         if point is None:
             monitor.finish()
         else:
@@ -106,7 +125,7 @@ def _solve(cell: Cell, problem, monitor) -> None:
                     monitor.keep(k, v)
 
 
-def warm_up(cell: Cell, deadline: float = math.inf) -> float:
+def warm_up(cell: Cell, deadline: float = math.inf, plugins: Plugins | None = None) -> float:
     """Before the first cell of a (solver, problem, data) in this process: the same solver
     on its own copy of the problem for 1 % of the budget, discarded, so that loading and
     compiling its kernels (numba: seconds in a fresh worker) stays off the cell's clock.
@@ -122,11 +141,12 @@ def warm_up(cell: Cell, deadline: float = math.inf) -> float:
     _WARM.add(key)
     t0 = time.perf_counter()
     try:
-        problem = _build(cell)
+        plugins = plugins or Plugins.of(cell)
+        problem = _build(cell, plugins)
         budget = budget_calls(cell.budget, problem)
         monitor = Monitor(problem, max(1, int(budget * WARMUP_FRACTION)), checkpoints=2,
                           metrics=cell.metrics or None, evaluate=False, deadline=deadline)
-        _solve(cell, problem, monitor)
+        _solve(cell, problem, monitor, plugins)
     except TimeLimit:
         raise
     except Exception:  # noqa: BLE001 -- the real run reports any failure
@@ -150,14 +170,15 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
     _limit_blas(blas_threads)
     warm = 0.0
     try:
-        warm = warm_up(cell, deadline)
-        problem = _build(cell)
+        plugins = Plugins.of(cell)
+        warm = warm_up(cell, deadline, plugins)
+        problem = _build(cell, plugins)
         monitor = Monitor(problem, budget_calls(cell.budget, problem),
                           checkpoints=cell.budget.get("checkpoints", 50),
                           spacing=cell.budget.get("spacing", "linear"),
                           metrics=cell.metrics or None, deadline=deadline)
         monitor.on_record = progress.reporter(cell.id)
-        _solve(cell, problem, monitor)
+        _solve(cell, problem, monitor, plugins)
         rows = monitor.rows
         artifacts = monitor.artifacts
         status = {"status": monitor.status, "oracle_calls": monitor.calls,
