@@ -71,15 +71,23 @@ def execute(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict]:
 
 
 _BLAS_LIMIT: list[int] = []
+# read by each BLAS / OpenMP library when it is loaded
+BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+            "VECLIB_MAXIMUM_THREADS")
 
 
 def _limit_blas(threads: int) -> None:
     """Limit the BLAS / OpenMP pools of this process to `threads`, once per process (a
-    threadpoolctl scan of the loaded libraries per cell cost a quarter of a small cell)."""
+    threadpoolctl scan of the loaded libraries per cell cost a quarter of a small cell).
+    threadpoolctl reaches only the libraries loaded by now; the environment variables reach
+    those a plug-in loads later (scipy's own OpenBLAS, imported with a problem module by
+    the first cell of a fresh spawn or dask worker, started with one thread per core)."""
     if _BLAS_LIMIT == [threads]:
         return
     from threadpoolctl import threadpool_limits
 
+    for name in BLAS_ENV:
+        os.environ[name] = str(threads)
     threadpool_limits(limits=threads)
     _BLAS_LIMIT[:] = [threads]
 
