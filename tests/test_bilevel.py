@@ -511,3 +511,33 @@ def test_re_rsvrb_fig2_fair_stand_ins_have_their_best_uniform_scale_at_p0(positi
         warm = {}
         vals = [_scale_F(old, c, warm) for c in (1.0, 4.0, 32.0)]
         assert vals[0] > vals[1] > vals[2]
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_full_oracles_read_rows_in_place_with_the_same_bits(binary):
+    """B = None (every row, X read in place: the exact evaluation's Newton steps) gives the
+    very numbers of B = arange(n) (a copy of X), and on float64 rows in C order."""
+    pb = toy(n=40, n_va=15, d=6, tasks=2, seed=3)
+    if binary:
+        pb.X = np.ascontiguousarray((pb.X > 0).astype(np.float64))
+    assert pb.X.flags.c_contiguous and pb.Xv.flags.c_contiguous
+    rng = np.random.default_rng(1)
+    p, w = rng.uniform(0.2, 2.0, pb.n), rng.standard_normal(pb.D)
+    for i in range(pb.m):
+        got, ref = pb.lower_terms(p, w, None, i), pb.lower_terms(p, w, np.arange(pb.n), i)
+        for a, b in zip(got, ref):
+            assert np.array_equal(a, b)
+        assert np.array_equal(pb.upper_grad(w, None, i), pb.upper_grad(w, np.arange(pb.n_va), i))
+
+
+def test_evaluate_reuses_the_last_newton_hessians_with_the_same_bits():
+    """The exact evaluation's hypergradient takes each lower problem's full Hessian from its
+    last Newton step instead of forming it again: the very numbers of a fresh one."""
+    pb = toy(n=40, n_va=15, d=6, tasks=3, seed=5)
+    p = np.random.default_rng(2).uniform(0.2, 2.0, pb.n)
+    solved = [pb._newton(p, i) for i in range(pb.m)]
+    ws = np.array([w for w, _ in solved])
+    for i, (w, H) in enumerate(solved):
+        assert np.array_equal(H, pb.lower_full(p, w, i)[1])
+    assert np.array_equal(pb.hypergradient(p, ws, [H for _, H in solved]),
+                          pb.hypergradient(p, ws))

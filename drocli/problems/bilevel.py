@@ -150,18 +150,23 @@ class BilevelWeightsProblem(CountedOracles):
         return rng.choice(self.n_va, size=b, replace=False)
 
     # ---- minibatch oracles (not counted: the draw paid) ------------------------------------
-    def lower_terms(self, p: np.ndarray, w: np.ndarray, B: np.ndarray, i: int = 0,
+    def lower_terms(self, p: np.ndarray, w: np.ndarray, B: np.ndarray | None, i: int = 0,
                     hessian: bool = True):
         """(grad_w g, Hess_ww g or None, a) on the batch B of task i at (p, w); a (b,) is the
-        cross-Jacobian row scale: grad2_pw g_hat = rows a_j x~_j^T at j in B."""
-        X, y, s = self.X[B], self.y[B], self.sigma[i]
-        b = len(B)
+        cross-Jacobian row scale: grad2_pw g_hat = rows a_j x~_j^T at j in B. B None: every
+        row, read in place (the same numbers as B = arange(n), without copying X)."""
+        if B is None:
+            X, y, pB = self.X, self.y, p
+        else:
+            X, y, pB = self.X[B], self.y[B], p[B]
+        s = self.sigma[i]
+        b = len(y)
         sj = expit(-y * (X @ w) / s)
         a = -(y / s) * sj / b
-        gw = X.T @ (p[B] * a) + self.lam * w
+        gw = X.T @ (pB * a) + self.lam * w
         H = None
         if hessian:
-            c = p[B] * sj * (1.0 - sj) / (s * s * b)
+            c = pB * sj * (1.0 - sj) / (s * s * b)
             H = (X.T * c) @ X
             H[np.diag_indices_from(H)] += self.lam
         return gw, H, a
@@ -174,11 +179,12 @@ class BilevelWeightsProblem(CountedOracles):
         c = p[B] * sj * (1.0 - sj) / (s * s * len(B))
         return X.T @ (c * (X @ vec)) + self.lam * vec
 
-    def upper_grad(self, w: np.ndarray, Bv: np.ndarray, i: int = 0) -> np.ndarray:
-        """grad_w f_i on the validation batch Bv."""
-        X, y, s = self.Xv[Bv], self.yv[Bv], self.sigma[i]
+    def upper_grad(self, w: np.ndarray, Bv: np.ndarray | None, i: int = 0) -> np.ndarray:
+        """grad_w f_i on the validation batch Bv (None: every validation row, in place)."""
+        X, y = (self.Xv, self.yv) if Bv is None else (self.Xv[Bv], self.yv[Bv])
+        s = self.sigma[i]
         sk = expit(-y * (X @ w) / s)
-        return X.T @ (-(y / s) * sk) / len(Bv)
+        return X.T @ (-(y / s) * sk) / len(y)
 
     def features_dot(self, q: np.ndarray) -> np.ndarray:
         """X~ q (n,): the n-vector of the full hypergradient -alpha ∘ (X~ H^{-1} v) (spec
@@ -215,13 +221,19 @@ class BilevelWeightsProblem(CountedOracles):
 
     def lower_full(self, p: np.ndarray, w: np.ndarray, i: int = 0):
         """(grad_w g, Hess_ww g) on the whole training set."""
-        return self.lower_terms(p, w, np.arange(self.n), i)[:2]
+        return self.lower_terms(p, w, None, i)[:2]
 
     def solve_lower(self, p: np.ndarray, i: int = 0, w0: np.ndarray | None = None):
         """w_i*(p) by damped Newton (Armijo backtracking) to ||grad_w g|| <= NEWTON_TOL.
         With negative weights g_i(p, .) may be nonconvex: where the Hessian is indefinite
         the step uses its projection onto {H >= lam I} (a descent direction); NaN when no
         strict local minimum is reached in 100 steps."""
+        return self._newton(p, i, w0)[0]
+
+    def _newton(self, p: np.ndarray, i: int = 0, w0: np.ndarray | None = None):
+        """(w_i*(p), Hess_ww g_i at it) of `solve_lower` (the Hessian None where w is NaN):
+        the last Newton step's full Hessian is the one the hypergradient needs there."""
+        nan = np.full(self.D, np.nan), None
         w = np.zeros(self.D) if w0 is None else np.array(w0, dtype=np.float64)
         val = self.lower_value(p, w, i)
         for _ in range(100):
@@ -235,7 +247,7 @@ class BilevelWeightsProblem(CountedOracles):
                 slope = float(g @ step)
                 converged = slope <= 1e-24          # Newton decrement at rounding level
             if converged:
-                return w if np.linalg.eigvalsh(H)[0] > 0 else np.full(self.D, np.nan)
+                return (w, H) if np.linalg.eigvalsh(H)[0] > 0 else nan
             if slope <= 1e-10 * max(1.0, abs(val)):    # below what values resolve: the
                 w = w - step                          # quadratic region, full steps
                 val = self.lower_value(p, w, i)
@@ -248,18 +260,22 @@ class BilevelWeightsProblem(CountedOracles):
                     break
                 t *= 0.5
             else:                                   # no decrease left: rounding level
-                return w if np.linalg.eigvalsh(H)[0] > 0 else np.full(self.D, np.nan)
+                return (w, H) if np.linalg.eigvalsh(H)[0] > 0 else nan
             w, val = cand, cval
-        return np.full(self.D, np.nan)
+        return nan
 
-    def hypergradient(self, p: np.ndarray, W: np.ndarray | None = None) -> np.ndarray:
+    def hypergradient(self, p: np.ndarray, W: np.ndarray | None = None,
+                      hessians: list | None = None) -> np.ndarray:
         """grad F(p) = sum_i -grad2_pw g_i [Hess_ww g_i]^{-1} grad_w f_i at w_i*(p) (Prop. 1/2),
-        with the lower solutions W (m, D) if given, else solved here."""
+        with the lower solutions W (m, D) if given, else solved here, and their full
+        Hessians if given (`_newton`'s), else computed."""
         out = np.zeros(self.n)
         for i in range(self.m):
             w = self.solve_lower(p, i, self._wstar[i]) if W is None else W[i]
-            _, H = self.lower_full(p, w, i)
-            q = np.linalg.solve(H, self.upper_grad(w, np.arange(self.n_va), i))
+            H = hessians[i] if hessians is not None else None
+            if H is None:
+                _, H = self.lower_full(p, w, i)
+            q = np.linalg.solve(H, self.upper_grad(w, None, i))
             sj = expit(-self.y * (self.X @ w) / self.sigma[i])
             out += (self.y / self.sigma[i]) * sj * (self.X @ q) / self.n
         return out
@@ -269,20 +285,22 @@ class BilevelWeightsProblem(CountedOracles):
 
     def evaluate(self, p, W, wanted=None, **_) -> dict:
         """The metrics at (p, W); with `wanted`, the exact lower solves (m damped Newton
-        runs) and the hypergradient (m more Hessians) only when a kept metric needs them,
-        with the same values as without it."""
+        runs) and the hypergradient (at the Hessians of their last Newton steps) only when
+        a kept metric needs them, with the same values as without it."""
         W = np.asarray(W, dtype=np.float64).reshape(self.m, self.D)
         out = {"objective": sum(self.upper_value(W[i], i) for i in range(self.m)),
                "val_error": float(np.mean(self.yv * (self.Xv @ W[0]) <= 0.0)),
                "weight_mean": float(np.mean(p))}
         want_grad = wanted is None or "hypergrad_norm" in wanted
         if self.exact and (want_grad or "objective_exact" in wanted):
-            ws = np.array([self.solve_lower(p, i, self._wstar[i]) for i in range(self.m)])
+            solved = [self._newton(p, i, self._wstar[i]) for i in range(self.m)]
+            ws = np.array([w for w, _ in solved])
             if np.all(np.isfinite(ws)):
                 self._wstar = ws
             out["objective_exact"] = sum(self.upper_value(ws[i], i) for i in range(self.m))
             if want_grad:
-                out["hypergrad_norm"] = float(np.linalg.norm(self.hypergradient(p, ws)))
+                out["hypergrad_norm"] = float(np.linalg.norm(
+                    self.hypergradient(p, ws, [H for _, H in solved])))
         return out
 
 
