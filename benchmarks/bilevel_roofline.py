@@ -166,9 +166,14 @@ class Tally:
                 return wrapped
             return make
 
-        self._patch(P, "lower_terms", oracle("lower_terms", ORACLES, lambda pb, a, kw: len(a[2])))
+        def rows_of(batch, every):              # B None: every row (the full oracles)
+            return every if batch is None else len(batch)
+
+        self._patch(P, "lower_terms", oracle("lower_terms", ORACLES,
+                                             lambda pb, a, kw: rows_of(a[2], pb.n)))
         self._patch(P, "hess_vec", oracle("hess_vec", ORACLES, lambda pb, a, kw: len(a[2])))
-        self._patch(P, "upper_grad", oracle("upper_grad", ORACLES, lambda pb, a, kw: len(a[1])))
+        self._patch(P, "upper_grad", oracle("upper_grad", ORACLES,
+                                            lambda pb, a, kw: rows_of(a[1], pb.n_va)))
         self._patch(P, "cross_apply", oracle("cross_apply", ORACLES, lambda pb, a, kw: len(a[0])))
         self._patch(P, "features_dot", oracle("features_dot", NVEC, lambda pb, a, kw: pb.n))
         self._patch(P, "lower_value", oracle("lower_value", EVAL, lambda pb, a, kw: pb.n))
