@@ -525,7 +525,7 @@ def test_full_oracles_read_rows_in_place_with_the_same_bits(binary):
     p, w = rng.uniform(0.2, 2.0, pb.n), rng.standard_normal(pb.D)
     for i in range(pb.m):
         got, ref = pb.lower_terms(p, w, None, i), pb.lower_terms(p, w, np.arange(pb.n), i)
-        for a, b in zip(got, ref):
+        for a, b in zip(got, ref, strict=True):
             assert np.array_equal(a, b)
         assert np.array_equal(pb.upper_grad(w, None, i), pb.upper_grad(w, np.arange(pb.n_va), i))
 
