@@ -110,8 +110,8 @@ def supervised(pending, blas_threads: int, workers: int, run=None, method: str =
         while queue or busy:
             while queue and len(busy) < workers:
                 w = spare.pop() if spare else _Worker(ctx, blas_threads, run)
+                busy.append(w)      # before its cell: a stop in between still kills it
                 w.give(queue.popleft())
-                busy.append(w)
             now = time.monotonic()
             soonest = min(w.deadline for w in busy)
             wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],

@@ -174,9 +174,9 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
                                  .parent)
     if watch is not None:
         watch.__enter__()
+    results = _results(pending, spec.blas_threads, n_jobs, backend, client)
     try:
-        for cell_id, rows, st, artifacts in _results(pending, spec.blas_threads, n_jobs,
-                                                     backend, client):
+        for cell_id, rows, st, artifacts in results:
             st = {**st, "at": registration.now()}   # when it finished: claims fixed before
             records.write_cell(out, cell_id, rows, st, artifacts)
             fresh[cell_id] = (st, rows)
@@ -190,6 +190,7 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
                 log(f"  {st.get('label'):>12} seed {st.get('seed')}: {st.get('status')} "
                     f"in {st.get('wall_s', 0):.1f}s")
     finally:
+        results.close()      # a stop between two cells: the workers go now, not at exit
         if watch is not None:
             watch.__exit__(None, None, None)
             bar.close()

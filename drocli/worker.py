@@ -212,8 +212,10 @@ _WATCHING: list[int] = []
 
 
 def _leave_sigint_to_parent() -> None:
-    """In a worker process, ignore Ctrl-C: the parent stops the run and its workers, and a
-    worker's own KeyboardInterrupt would print a stray `Process LokyProcess-1:` block. A
+    """In a worker process, ignore Ctrl-C and let SIGTERM / SIGHUP end it as the system
+    does: the parent stops the run and its workers, and a worker's own KeyboardInterrupt,
+    or the parent's stop handler a fork inherits (multiprocessing ends daemonic workers
+    with SIGTERM at exit), would print a stray `Process ForkProcess-1:` block. A
     worker whose parent is the drocli process also watches it and exits within a second
     once it is gone (killed with -9, or ended by a signal), instead of finishing its cell
     for nobody."""
@@ -223,6 +225,8 @@ def _leave_sigint_to_parent() -> None:
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            for sig in (signal.SIGTERM, signal.SIGHUP):   # a fork inherits drocli's stop
+                signal.signal(sig, signal.SIG_DFL)        # handlers: a stop ends it quietly
         if not _WATCHING and os.getppid() == int(parent):
             _WATCHING.append(int(parent))
 
