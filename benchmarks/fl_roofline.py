@@ -213,10 +213,11 @@ def memory_items(problem, solver: str, params: dict) -> list[tuple[str, int, flo
         items.append((f"{tag}: parameters gathered, cast to {problem.dtype.name}, written back",
                       8 * Pi, 7.0 if gathered else 3.5))
         if problem._K[i] is not None:
-            # per step: relu into A 2, mask Z1 > 0 1.25, D *= mask 2.25, D *= c 2, S += D 3,
-            # Z1 -= K D 3; once: Z1 += b1 2, S = 0 1
+            # per step (drocli.ops.mlp_gram_kernels): scale_masked reads D, Z1, S and writes
+            # D, S 5; move_relu reads Z1, T and writes Z1, A 4; once: Z1 += b1 2, S = 0 1,
+            # relu 2
             items.append((f"{tag}: Gram form, elementwise over n x h", n * h * isz,
-                          13.5 * problem.local_steps + 3))
+                          9 * problem.local_steps + 5))
         else:
             # per step and batch: Z1 += b1 2, relu 2, D *= mask 3.5; the step: g * lr 2, phi -= 3
             for b in _batches(n, problem.batch):

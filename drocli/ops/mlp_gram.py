@@ -8,6 +8,12 @@ Z1 -= c_t (X X^T + 1 1^T) D_t = c_t K D_t. Keeping Z1 and S = Σ c_t D_t replace
 (n x d) x (d x h) matmuls of every step by one (n x n) x (n x h) matmul with the client's
 fixed kernel K, and W1, b1 are written once at the end: W1 -= S^T X, b1 -= 1^T S.
 Per step that is 2 n^2 h flops instead of 4 n d h, plus 4 n d h once per call.
+
+The matrix products run in numpy's BLAS, the exponentials and logarithms in numpy; the
+elementwise work between them runs in the compiled kernels of drocli.ops.mlp_gram_kernels,
+fused into a few passes over preallocated arrays. Those kernels repeat numpy's operations
+one rounding at a time and in numpy's summation order, so the iterates are the bits of the
+plain numpy step (tests/test_mlp_gram.py holds that step and compares to the bit).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from drocli.ops import mlp
+from drocli.ops import mlp_gram_kernels as kern
 
 
 def kernel(X: np.ndarray) -> np.ndarray:
@@ -40,26 +47,40 @@ def gd_steps(phi: np.ndarray, X: np.ndarray, K: np.ndarray, y: np.ndarray, dims:
     its step size c (c = lr for plain CE; lr x ℓ'(CE) for a loss ℓ(CE), e.g. PropFair).
     Returns the sum of the recorded values. K = kernel(X)."""
     dt = X.dtype.type
+    n = X.shape[0]
     W1, b1, W2, b2 = mlp.unpack(phi, dims)
+    y = np.ascontiguousarray(y, dtype=np.intp)
     Z1 = X @ W1.T
     Z1 += b1
     S = np.zeros_like(Z1)
     A = np.empty_like(Z1)
+    kern.relu(Z1, A)
+    lg = np.empty((n, dims.k), dtype=X.dtype)   # logits, then G in place
+    picked = np.empty(n, dtype=X.dtype)
+    s = np.empty(n, dtype=X.dtype)
+    D = np.empty_like(Z1)
+    T = np.empty_like(Z1)
+    TW = np.empty_like(W2)
+    log_s = np.empty(n, dtype=X.dtype)
+    inv_n, zero, one = dt(1.0 / n), dt(0), dt(1)
+    chunk = kern.mean_chunk(X.dtype, n)
     total = 0.0
     for _ in range(steps):
-        np.maximum(Z1, 0, out=A)
-        lg = A @ W2.T
-        lg += b2
-        ce, G = mlp.ce_grad_logits(lg, y)
+        np.matmul(A, W2.T, out=lg)
+        kern.shift_logits(lg, b2, y, picked)          # lg + b2 - row max; picked = lg[y]
+        np.exp(lg, out=lg)
+        kern.row_sums(lg, s)                          # numpy's pairwise order
+        np.log(s, out=log_s)
+        # G = (softmax - onehot) / n in lg's place; ce = mean(log_s - picked) in float64
+        ce = kern.softmax_grad(lg, s, log_s, picked, y, inv_n, one, chunk)
         value, c = step_size(ce)
         total += value
-        D = G @ W2
-        D *= Z1 > 0
-        D *= dt(c)                    # c_t D_t
-        W2 -= dt(c) * (G.T @ A)
-        b2 -= dt(c) * G.sum(axis=0)
-        S += D
-        Z1 -= K @ D
+        np.matmul(lg, W2, out=D)
+        np.matmul(lg.T, A, out=TW)
+        # D = c D ⊙ [Z1 > 0]; S += D; W2 -= c G^T A; b2 -= c Σ G
+        kern.scale_masked(D, Z1, dt(c), zero, one, S, W2, TW, b2, lg)
+        np.matmul(K, D, out=T)
+        kern.move_relu(Z1, T, A)                      # Z1 -= K c D; A = relu(Z1)
     W1 -= S.T @ X
     b1 -= S.sum(axis=0)
     return total
