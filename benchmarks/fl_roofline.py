@@ -210,8 +210,10 @@ def memory_items(problem, solver: str, params: dict) -> list[tuple[str, int, flo
         tag = f"client {i}"
         items.append((f"{tag}: theta read, its row of the (m, P) models written", 8 * P, 2))
         gathered = problem._cols[i] is not None
+        # gathered (drocli.ops.client_columns): read 8 Pi, write 4 Pi; back: read 4 Pi, write
+        # 8 Pi (the copy of theta is the item above)
         items.append((f"{tag}: parameters gathered, cast to {problem.dtype.name}, written back",
-                      8 * Pi, 7.0 if gathered else 3.5))
+                      8 * Pi, 3.0 if gathered else 3.5))
         if problem._K[i] is not None:
             # per step (drocli.ops.mlp_gram_kernels): scale_masked reads D, Z1, S and writes
             # D, S 5; move_relu reads Z1, T and writes Z1, A 4; once: Z1 += b1 2, S = 0 1,

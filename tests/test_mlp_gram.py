@@ -150,3 +150,17 @@ def test_mean_ce_in_numpys_order_and_chunks(n, seed, f64):
                             kern.mean_chunk(dtype, n))
     want = np.mean(log_s - picked, dtype=np.float64)
     assert bits(np.array([ce]))[0] == bits(np.array([want]))[0]
+
+
+def test_a_workspace_reused_across_clients_and_shapes_changes_no_bit():
+    """One Workspace handed to clients in turn (as the federated problem shares one per
+    shape), and one of the wrong shape (replaced): every client's θ is the numpy step's."""
+    work = mlp_gram.Workspace(50, mlp.Dims(20, 16, 10), np.float32)
+    for seed, (n, d) in enumerate([(50, 20), (50, 20), (30, 20), (50, 20)]):
+        X, y, dims, phi = _case(n, d, 16, 10, np.float32, seed=seed)
+        K = mlp_gram.kernel(X)
+        ref = phi.copy()
+        want = numpy_steps(ref, X, K, y, dims, 6, propfair_like)
+        got = mlp_gram.gd_steps(phi, X, K, y, dims, 6, propfair_like, work)
+        assert got == want
+        np.testing.assert_array_equal(bits(phi), bits(ref))

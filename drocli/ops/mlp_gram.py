@@ -39,29 +39,43 @@ def worth_it(n: int, d: int, steps: int) -> bool:
     return steps >= 2 and steps * n * n < 2 * (steps - 1) * n * d
 
 
+class Workspace:
+    """The arrays one call of gd_steps works in, kept between calls so that a client's rounds
+    reuse warm memory instead of mapping fresh pages (n x h arrays are past malloc's mmap
+    threshold). Every array is written before it is read, so reuse changes no bit."""
+
+    def __init__(self, n: int, dims: mlp.Dims, dtype):
+        d, h, k = dims
+        self.key = (n, dims, np.dtype(dtype))
+        nh = lambda: np.empty((n, h), dtype=dtype)  # noqa: E731
+        self.Z1, self.S, self.A, self.D, self.T = nh(), nh(), nh(), nh(), nh()
+        self.lg = np.empty((n, k), dtype=dtype)      # logits, then G in place
+        self.picked, self.s, self.log_s = (np.empty(n, dtype=dtype) for _ in range(3))
+        self.TW = np.empty((k, h), dtype=dtype)
+        self.dW1 = np.empty((h, d), dtype=dtype)
+
+
 def gd_steps(phi: np.ndarray, X: np.ndarray, K: np.ndarray, y: np.ndarray, dims: mlp.Dims,
-             steps: int, step_size: Callable[[float], tuple[float, float]]) -> float:
+             steps: int, step_size: Callable[[float], tuple[float, float]],
+             work: Workspace | None = None) -> float:
     """Run `steps` full-batch GD steps on phi (flat, X's dtype, updated in place).
 
     step_size(ce) -> (value, c): the loss value to record for a step whose mean CE is ce and
     its step size c (c = lr for plain CE; lr x ℓ'(CE) for a loss ℓ(CE), e.g. PropFair).
-    Returns the sum of the recorded values. K = kernel(X)."""
+    Returns the sum of the recorded values. K = kernel(X). `work`: a Workspace for X's shape
+    to reuse (a fresh one if None)."""
     dt = X.dtype.type
     n = X.shape[0]
+    if work is None or work.key != (n, dims, X.dtype):
+        work = Workspace(n, dims, X.dtype)
     W1, b1, W2, b2 = mlp.unpack(phi, dims)
     y = np.ascontiguousarray(y, dtype=np.intp)
-    Z1 = X @ W1.T
+    Z1, S, A, D, T, lg = work.Z1, work.S, work.A, work.D, work.T, work.lg
+    picked, s, log_s, TW = work.picked, work.s, work.log_s, work.TW
+    np.matmul(X, W1.T, out=Z1)
     Z1 += b1
-    S = np.zeros_like(Z1)
-    A = np.empty_like(Z1)
+    S.fill(0)
     kern.relu(Z1, A)
-    lg = np.empty((n, dims.k), dtype=X.dtype)   # logits, then G in place
-    picked = np.empty(n, dtype=X.dtype)
-    s = np.empty(n, dtype=X.dtype)
-    D = np.empty_like(Z1)
-    T = np.empty_like(Z1)
-    TW = np.empty_like(W2)
-    log_s = np.empty(n, dtype=X.dtype)
     inv_n, zero, one = dt(1.0 / n), dt(0), dt(1)
     chunk = kern.mean_chunk(X.dtype, n)
     total = 0.0
@@ -81,6 +95,7 @@ def gd_steps(phi: np.ndarray, X: np.ndarray, K: np.ndarray, y: np.ndarray, dims:
         kern.scale_masked(D, Z1, dt(c), zero, one, S, W2, TW, b2, lg)
         np.matmul(K, D, out=T)
         kern.move_relu(Z1, T, A)                      # Z1 -= K c D; A = relu(Z1)
-    W1 -= S.T @ X
+    np.matmul(S.T, X, out=work.dW1)
+    W1 -= work.dW1
     b1 -= S.sum(axis=0)
     return total

@@ -46,7 +46,7 @@ from pydantic import Field
 from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
-from drocli.ops import mlp, mlp_gram
+from drocli.ops import client_columns, mlp, mlp_gram
 from drocli.ops.partition import SCHEMES, partition, rotate_rows, rotation_k
 from drocli.problems.counted import CountedOracles
 from drocli.registry import Params, added, auto
@@ -207,6 +207,7 @@ class FederatedProblem(CountedOracles):
             for X in self._Xloc]
         self._K = [mlp_gram.kernel(X) if g else None for X, g in zip(self._Xloc, gram,
                                                                       strict=True)]
+        self._work: dict = {}                          # mlp_gram.Workspace by client shape
         self.info = {"seed": self.seed, "partition": partition_scheme, "angles": self.angles,
                      "classes": None if classes is None else classes.tolist(),
                      "sizes_train": self.sizes_train.tolist(),
@@ -262,8 +263,11 @@ class FederatedProblem(CountedOracles):
                         val, slope = propfair(ce, float(M), float(eps0))
                         return val, self.lr * slope
                     return ce, self.lr
+                shape = (X.shape[0], dims, self.dtype)
+                if shape not in self._work:            # one per shape, shared by clients
+                    self._work[shape] = mlp_gram.Workspace(*shape)
                 total = mlp_gram.gd_steps(phi, X, self._K[i], y, dims, self.local_steps,
-                                          step_size)
+                                          step_size, self._work[shape])
                 self._store_local(phi, theta, i, thetas[i])
                 L[i] = total / self.local_steps + 1e-10
                 continue
@@ -299,8 +303,13 @@ class FederatedProblem(CountedOracles):
         cols = self._cols[i]
         if cols is None:
             return theta.astype(self.dtype)
+        dims = self._dims_loc[i]
+        phi = np.empty(dims.size, dtype=self.dtype)
         W1, b1, W2, b2 = mlp.unpack(theta, self.dims)
-        return np.concatenate([W1[:, cols].ravel(), b1, W2.ravel(), b2]).astype(self.dtype)
+        pW1, pb1, pW2, pb2 = mlp.unpack(phi, dims)
+        client_columns.gather(W1, cols, pW1)          # W1[:, cols], cast
+        pb1[:], pW2[:], pb2[:] = b1, W2, b2
+        return phi
 
     def _store_local(self, phi: np.ndarray, theta: np.ndarray, i: int, out: np.ndarray) -> None:
         """out (P,) float64 = θ with client i's trained parameters phi written back."""
@@ -311,7 +320,7 @@ class FederatedProblem(CountedOracles):
         out[:] = theta
         W1, b1, W2, b2 = mlp.unpack(out, self.dims)
         pW1, pb1, pW2, pb2 = mlp.unpack(phi, self._dims_loc[i])
-        W1[:, cols] = pW1
+        client_columns.scatter(pW1, cols, W1)         # W1[:, cols] = pW1
         b1[:] = pb1
         W2[:] = pW2
         b2[:] = pb2
