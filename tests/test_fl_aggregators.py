@@ -234,3 +234,51 @@ def test_fedfv_external_no_conflict_is_identity():
     g = np.array([1.0, 1.0])
     np.testing.assert_array_equal(fa.fedfv_external(g, [np.array([[1.0, 0.0], [0.0, 2.0]])]), g)
     np.testing.assert_array_equal(fa.fedfv_external(g, [np.zeros((0, 2))]), g)
+
+
+def _internal_by_new_arrays(U, L, alpha):
+    """FedFV's internal projections written with a new array per projection (the plain form)."""
+    order = np.argsort(L, kind="stable")
+    keep = set(fa.fedfv_keep(L, alpha).tolist())
+    sq = np.einsum("ij,ij->i", U, U)
+    out = U.copy()
+    for i in range(U.shape[0]):
+        if i in keep:
+            continue
+        ui = out[i]
+        for j in order:
+            if j != i and float(U[j] @ ui) < 0:
+                ui = ui - U[j] * (float(U[j] @ ui) / sq[j])
+        out[i] = ui
+    return out
+
+
+def test_fedfv_in_place_projections_and_shared_history_change_no_bit():
+    """The in-place projections equal the plain form to the bit, and FedFV's aggregate
+    (updates computed once, this round's history passed without a copy) equals fedfv_step on
+    fresh arrays with the history taken by its mask."""
+    from drocli.solvers.fl.fedfv import FedFV
+
+    rng = np.random.default_rng(4)
+    m, P = 7, 40
+    U = rng.standard_normal((m, P))
+    U[1] = -U[0] + 0.1 * rng.standard_normal(P)          # conflicts to project away
+    U[3] = -0.5 * U[2]
+    L = rng.random(m)
+    for alpha in (0.0, 0.2, 0.5):
+        got = fa.fedfv_internal(U, L, alpha)
+        want = _internal_by_new_arrays(U, L, alpha)
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+        assert not np.array_equal(got, U)
+    theta = rng.standard_normal(P)
+    method = FedFV({"alpha": 0.2, "tau": 1})
+    method.m = m
+    method.last_dir = np.zeros((m, P))
+    method.last_round = np.full(m, -1, dtype=np.int64)
+    for r in range(3):
+        thetas = theta[None, :] + rng.standard_normal((m, P))
+        Lr = rng.random(m)
+        want = fa.fedfv_step(theta, thetas, Lr, 0.2, [(thetas - theta)[np.full(m, True)]])
+        got = method.aggregate(theta, thetas, Lr, r)
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+        theta = got

@@ -197,17 +197,18 @@ def fedfv_internal(U, L, alpha: float) -> np.ndarray:
     keep = set(fedfv_keep(L, alpha).tolist())
     sq = np.einsum("ij,ij->i", U, U)
     out = U.copy()
+    tmp = np.empty(U.shape[1])
     for i in range(U.shape[0]):
         if i in keep:
             continue
-        ui = out[i]
+        ui = out[i]                           # projected in place: ui - U[j] (dot / ||u_j||²)
         for j in order:
             if j == i:
                 continue
             dot = float(U[j] @ ui)
             if dot < 0:
-                ui = ui - U[j] * (dot / sq[j])
-        out[i] = ui
+                np.multiply(U[j], dot / sq[j], out=tmp)
+                np.subtract(ui, tmp, out=ui)
     return out
 
 
@@ -239,7 +240,9 @@ def fedfv_direction(U, L, alpha: float, stored=()) -> np.ndarray:
     return g * (target / gn) if gn > 0 else g
 
 
-def fedfv_step(theta, thetas, L, alpha: float, stored=()) -> np.ndarray:
-    """FedFV (code `FedFV`): θ ← θ + g_t with g_t = fedfv_direction(u, L, α, stored)."""
+def fedfv_step(theta, thetas, L, alpha: float, stored=(), U=None) -> np.ndarray:
+    """FedFV (code `FedFV`): θ ← θ + g_t with g_t = fedfv_direction(u, L, α, stored); `U`:
+    the updates u = updates(θ, thetas) when the caller has them."""
     theta = np.asarray(theta, dtype=np.float64)
-    return theta + fedfv_direction(updates(theta, thetas), L, alpha, stored)
+    U = updates(theta, thetas) if U is None else U
+    return theta + fedfv_direction(U, L, alpha, stored)

@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import Field
 
 from drocli import registry
-from drocli.ops.fl_aggregators import fedfv_step, updates
+from drocli.ops.fl_aggregators import fedfv_step
 from drocli.registry import Params
 from drocli.solvers.fl.base import FLMethod, run
 
@@ -56,12 +56,18 @@ class FedFV(FLMethod):
         in round r-k); empty when r < τ."""
         if r < self.tau:
             return []
-        return [self.last_dir[self.last_round == r - k] for k in range(self.tau)]
+        groups = []
+        for k in range(self.tau):
+            seen = self.last_round == r - k
+            # every client seen that round (always, when all participate): the array itself,
+            # which the external step only reads
+            groups.append(self.last_dir if seen.all() else self.last_dir[seen])
+        return groups
 
     def aggregate(self, theta, thetas, L, r):
-        self.last_dir[:] = updates(theta, thetas)
+        np.subtract(thetas, np.asarray(theta, dtype=np.float64)[None, :], out=self.last_dir)
         self.last_round[:] = r
-        return fedfv_step(theta, thetas, L, self.alpha, self.stored(r))
+        return fedfv_step(theta, thetas, L, self.alpha, self.stored(r), U=self.last_dir)
 
 
 @registry.solver(
