@@ -198,6 +198,29 @@ def test_floored_spd_is_the_eigh_projection(shift):
     assert (S.clipped > 0) == (shift < 0)
 
 
+def test_floored_spd_takes_the_cholesky_branch_exactly_when_h_minus_lam_i_factorises():
+    """The test factorisation is of H - lam' I formed on the diagonal: at the edge (the
+    smallest eigenvalue a hair above or below lam', a rank-deficient data part at lam) the
+    branch is the one cho_factor(H - lam' eye(D)) decides."""
+    from scipy.linalg import cho_factor
+
+    from drocli.ops import psd
+
+    rng = np.random.default_rng(11)
+    lam = 0.5
+    for D, rank in ((6, 3), (20, 5), (40, 40)):
+        B = rng.normal(size=(D, rank))
+        for edge in (-1e-7, -1e-11, 0.0, 1e-11, 1e-7):
+            H = B @ B.T / rank + (lam + edge * lam) * np.eye(D)
+            H = 0.5 * (H + H.T)
+            try:
+                cho_factor(H - (lam * (1.0 - psd.RTOL)) * np.eye(D), check_finite=False)
+                want = True
+            except np.linalg.LinAlgError:
+                want = False
+            assert (FlooredSPD(H, lam)._chol is not None) == want
+
+
 @pytest.mark.parametrize("shift", [2.0, -1.0])
 def test_floored_spd_scaled_is_the_projection_of_the_scaled_matrix(shift):
     rng = np.random.default_rng(8)

@@ -160,6 +160,10 @@ def test_mlp_cross_entropy_and_layout():
     assert mlp.accuracy(theta, X, y, dims) == np.mean(logits.argmax(1) == y)
     big = np.array([[1000.0, 0.0], [0.0, -1000.0]])
     np.testing.assert_allclose(mlp.per_sample_ce(big, np.array([1, 1])), [1000.0, 1000.0])
+    for dt in (np.float32, np.float64):                 # logits: forward's, to the bit
+        Xd = X.astype(dt)
+        np.testing.assert_array_equal(mlp.logits(theta, Xd, dims), mlp.forward(theta, Xd, dims)[2])
+        np.testing.assert_allclose(mlp.logits(theta, Xd, dims), logits, rtol=1e-5)
 
 
 def test_mlp_init_is_pytorch_default():

@@ -273,7 +273,7 @@ def test_fedfv_in_place_projections_and_shared_history_change_no_bit():
     theta = rng.standard_normal(P)
     method = FedFV({"alpha": 0.2, "tau": 1})
     method.m = m
-    method.last_dir = np.zeros((m, P))
+    method.last_dir = None
     method.last_round = np.full(m, -1, dtype=np.int64)
     for r in range(3):
         thetas = theta[None, :] + rng.standard_normal((m, P))

@@ -166,11 +166,23 @@ def fl_problem(form: str):
     return entry.func(fl_data(), registry.resolve_params(entry, params))
 
 
+class _CountingWorkspaces(dict):
+    """The problem's mlp_gram workspaces, their arrays as Counting views (the Gram step's
+    products take them as operands and outputs)."""
+
+    def __setitem__(self, key, work):
+        for name, value in vars(work).items():
+            if isinstance(value, np.ndarray):
+                setattr(work, name, value.view(Counting))
+        super().__setitem__(key, work)
+
+
 def instrument_fl(problem):
     """Data as Counting views; local_round / evaluate log under their own part and hand out
     the client models as Counting (so the server step's products are seen)."""
     problem._Xloc = [X.view(Counting) for X in problem._Xloc]
     problem._K = [None if Km is None else Km.view(Counting) for Km in problem._K]
+    problem._work = _CountingWorkspaces()
     problem.Xtr_all = problem.Xtr_all.view(Counting)
     problem.Xte_all = problem.Xte_all.view(Counting)
     local, evaluate = problem.local_round, problem.evaluate

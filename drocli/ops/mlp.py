@@ -79,7 +79,15 @@ def forward(theta, X: np.ndarray, dims: Dims):
 
 
 def logits(theta, X: np.ndarray, dims: Dims) -> np.ndarray:
-    return forward(theta, X, dims)[2]
+    """forward's logits, with the ReLU taken in place (one n x h array fewer; same bits)."""
+    dt = _dtype(X)
+    W1, b1, W2, b2 = _params(theta, dims, dt)
+    Z = X @ W1.T
+    Z += b1
+    np.maximum(Z, 0, out=Z)
+    lg = Z @ W2.T
+    lg += b2
+    return lg
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -48,7 +48,7 @@ class FedFV(FLMethod):
 
     def start(self, problem, theta):
         super().start(problem, theta)
-        self.last_dir = np.zeros((self.m, theta.size))       # each client's latest u_c
+        self.last_dir = None          # each client's latest u_c, (m, P) once a round has run
         self.last_round = np.full(self.m, -1, dtype=np.int64)  # the round it was sent
 
     def stored(self, r: int) -> list[np.ndarray]:
@@ -65,6 +65,8 @@ class FedFV(FLMethod):
         return groups
 
     def aggregate(self, theta, thetas, L, r):
+        if self.last_dir is None:
+            self.last_dir = np.empty_like(thetas)
         np.subtract(thetas, np.asarray(theta, dtype=np.float64)[None, :], out=self.last_dir)
         self.last_round[:] = r
         return fedfv_step(theta, thetas, L, self.alpha, self.stored(r), U=self.last_dir)
