@@ -45,35 +45,65 @@ def shift_logits(lg, b2, y, picked):
 
 
 @njit(cache=True)
-def _pairwise(a, lo, n):
-    """numpy's pairwise sum of a[lo:lo + n] (its order, rounding after every addition)."""
+def _block(a, lo, n):
+    """numpy's pairwise sum of a[lo:lo + n] for n <= 128: one loop under 8 terms, else 8
+    accumulators combined as a tree, then the rest in order (rounding after every addition)."""
     if n < 8:
         r = a[lo]                   # numpy starts from -0.0, and -0.0 + a = a
         for t in range(1, n):
             r = r + a[lo + t]
         return r
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    t = 8
+    while t < n - n % 8:
+        r0 = r0 + a[lo + t]
+        r1 = r1 + a[lo + t + 1]
+        r2 = r2 + a[lo + t + 2]
+        r3 = r3 + a[lo + t + 3]
+        r4 = r4 + a[lo + t + 4]
+        r5 = r5 + a[lo + t + 5]
+        r6 = r6 + a[lo + t + 6]
+        r7 = r7 + a[lo + t + 7]
+        t += 8
+    r = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while t < n:
+        r = r + a[lo + t]
+        t += 1
+    return r
+
+
+@njit(cache=True)
+def _pairwise(a, lo, n):
+    """numpy's pairwise sum of a[lo:lo + n]: above 128 terms, the sum of the halves' sums (the
+    first half n // 2 rounded down to a multiple of 8). numpy recurses; here an explicit stack
+    walks the same tree (numba cannot cache a recursive kernel that another one calls)."""
     if n <= 128:
-        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-        t = 8
-        while t < n - n % 8:
-            r0 = r0 + a[lo + t]
-            r1 = r1 + a[lo + t + 1]
-            r2 = r2 + a[lo + t + 2]
-            r3 = r3 + a[lo + t + 3]
-            r4 = r4 + a[lo + t + 4]
-            r5 = r5 + a[lo + t + 5]
-            r6 = r6 + a[lo + t + 6]
-            r7 = r7 + a[lo + t + 7]
-            t += 8
-        r = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while t < n:
-            r = r + a[lo + t]
-            t += 1
-        return r
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+        return _block(a, lo, n)
+    los = np.empty(192, dtype=np.int64)      # 3 per level, 63 levels at most
+    ns = np.empty(192, dtype=np.int64)
+    done = np.zeros(192, dtype=np.bool_)
+    sums = np.empty(192, dtype=a.dtype)
+    top, k = 0, 0                   # the stack of pending ranges; of partial sums
+    los[0], ns[0] = lo, n
+    top = 1
+    while top:
+        top -= 1
+        s, m = los[top], ns[top]
+        if m <= 128:
+            sums[k] = _block(a, s, m)
+            k += 1
+        elif done[top]:             # both halves summed: their sum replaces them
+            k -= 1
+            sums[k - 1] = sums[k - 1] + sums[k]
+        else:
+            h = m // 2
+            h -= h % 8
+            done[top] = True
+            los[top + 1], ns[top + 1], done[top + 1] = s + h, m - h, False
+            los[top + 2], ns[top + 2], done[top + 2] = s, h, False
+            top += 3
+    return sums[0]
 
 
 @njit(cache=True)
