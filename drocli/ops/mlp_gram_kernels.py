@@ -16,13 +16,18 @@ import numpy as np
 from drocli.ops.jit import njit
 
 
+@njit(cache=True, inline="always")
+def _relu(z):
+    """np.maximum(z, 0): z where z > 0 or NaN, else +0."""
+    return z if not z <= 0 else 0.0
+
+
 @njit(cache=True)
 def relu(Z1, A):
-    """A = np.maximum(Z1, 0): Z1 where Z1 > 0 or NaN, else +0 (Z1, A C-contiguous)."""
+    """A = np.maximum(Z1, 0) (Z1, A C-contiguous)."""
     z1, a = Z1.reshape(Z1.size), A.reshape(A.size)
     for i in range(z1.size):
-        z = z1[i]
-        a[i] = z if not z <= 0 else 0.0
+        a[i] = _relu(z1[i])
 
 
 @njit(cache=True)
@@ -84,9 +89,8 @@ def _pairwise(a, lo, n):
     ns = np.empty(192, dtype=np.int64)
     done = np.zeros(192, dtype=np.bool_)
     sums = np.empty(192, dtype=a.dtype)
-    top, k = 0, 0                   # the stack of pending ranges; of partial sums
     los[0], ns[0] = lo, n
-    top = 1
+    top, k = 1, 0                   # the stack of pending ranges; of partial sums
     while top:
         top -= 1
         s, m = los[top], ns[top]
@@ -142,11 +146,11 @@ def softmax_grad(G, s, log_s, picked, y, inv_n, one, chunk):
     diff = np.empty(n, dtype=np.float64)
     for i in range(n):
         diff[i] = log_s[i] - picked[i]
-    total = 0.0
-    lo = 0
+    lo = min(chunk, n)
+    total = _pairwise(diff, 0, lo)
     while lo < n:
         m = min(chunk, n - lo)
-        total = total + _pairwise(diff, lo, m) if lo else _pairwise(diff, lo, m)
+        total = total + _pairwise(diff, lo, m)
         lo += m
     return total / n
 
@@ -179,4 +183,4 @@ def move_relu(Z1, T, A):
     for i in range(z1.size):
         z = z1[i] - t[i]
         z1[i] = z
-        a[i] = z if not z <= 0 else 0.0
+        a[i] = _relu(z)
