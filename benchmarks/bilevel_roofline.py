@@ -121,7 +121,7 @@ def eig_solve(D: int) -> Counter:           # Q (Q^T v / e)
 
 class Tally:
     """While active, counts {(part, kernel): calls} of the problem's oracles, the LAPACK
-    calls (scipy's cho_factor / cho_solve as the problem and drocli.ops.psd use them,
+    calls (cho_factor / cho_solve as the problem and drocli.ops.psd use them,
     numpy's eigh / eigvalsh / solve), FlooredSPD's products, the power iteration, STABLE's
     X~^T (alpha dp), and the monitor's calls (iterations = calls - 1)."""
 
@@ -238,8 +238,8 @@ class Tally:
         F = psd.FlooredSPD
 
         def init(f):
-            def wrapped(self_, H, lam):
-                f(self_, H, lam)
+            def wrapped(self_, H, lam, **kw):
+                f(self_, H, lam, **kw)
                 if self_._eig is not None:
                     tally.add(PROJ, Counter({eig_product(np.shape(H)[0]): 1}))
             return wrapped

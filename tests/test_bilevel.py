@@ -221,6 +221,63 @@ def test_floored_spd_takes_the_cholesky_branch_exactly_when_h_minus_lam_i_factor
             assert (FlooredSPD(H, lam)._chol is not None) == want
 
 
+def plain_floored_spd(H, lam):
+    """FlooredSPD as numpy and scipy write it: (matrix, scipy's Cholesky factor or None)."""
+    from scipy.linalg import cho_factor
+
+    from drocli.ops import psd
+
+    H = 0.5 * (H + H.T)
+    try:
+        cho_factor(H - (lam * (1.0 - psd.RTOL)) * np.eye(H.shape[0]), check_finite=False)
+        return H, cho_factor(H, check_finite=False)
+    except np.linalg.LinAlgError:
+        e, Q = np.linalg.eigh(H)
+        return (Q * np.maximum(e, lam)) @ Q.T, None
+
+
+def test_floored_spd_and_its_storm_form_are_numpy_and_scipy_to_the_bit():
+    """The compiled passes (drocli.ops.psd_kernels) and the in-place LAPACK calls give the
+    bits of the plain form: the STORM combination, the symmetrised matrix, the branch, and
+    the solve against scipy's cho_solve; inputs of any layout, sizes 1 to 80 (across the
+    kernel's 32-wide tiles), both branches, and a non-finite estimate."""
+    from scipy.linalg import cho_solve
+
+    rng = np.random.default_rng(21)
+    branches = set()
+    for trial in range(200):
+        D, lam = int(rng.integers(1, 81)), 0.1
+        A, B = rng.normal(size=(D, D)), rng.normal(size=(D, max(1, D // 3)))
+        H_prev = B @ B.T + rng.uniform(-0.3, 1.0) * np.eye(D) + 1e-3 * rng.normal(size=(D, D))
+        H_cur = A @ A.T / D
+        H_old = H_cur * (1 + 1e-3 * rng.normal(size=(D, D)))
+        if trial % 3 == 1:
+            H_old = np.asfortranarray(H_old)
+        c, w = float(rng.uniform(0.5, 1.0)), float(rng.choice([1.0, 2.5]))
+        v = rng.normal(size=D)
+        for got, M in ((FlooredSPD.storm(H_prev, H_cur, H_old, c, w, lam),
+                        c * H_prev + w * (H_cur - c * H_old)),
+                       (FlooredSPD(H_prev.T if trial % 2 else H_prev, lam),
+                        H_prev.T if trial % 2 else H_prev)):
+            want, factor = plain_floored_spd(M, lam)
+            assert np.array_equal(got.matrix, want)
+            assert (got._chol is None) == (factor is None)
+            if factor is not None:
+                assert np.array_equal(got.solve(v), cho_solve(factor, v, check_finite=False))
+            branches.add(factor is None)
+    assert branches == {True, False}
+    H = np.eye(4)
+    H[1, 2] = np.nan
+    with np.errstate(invalid="ignore"):
+        try:
+            want = plain_floored_spd(H, 0.1)[0]
+        except np.linalg.LinAlgError:
+            with pytest.raises(np.linalg.LinAlgError):
+                FlooredSPD(H, 0.1)
+        else:
+            assert np.array_equal(FlooredSPD(H, 0.1).matrix, want, equal_nan=True)
+
+
 @pytest.mark.parametrize("shift", [2.0, -1.0])
 def test_floored_spd_scaled_is_the_projection_of_the_scaled_matrix(shift):
     rng = np.random.default_rng(8)

@@ -5,9 +5,29 @@ iteration and then solved against (H^{-1} v, docs/papers/004.md §1.6)."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg.lapack import dpotrf, dpotrs
+
+from drocli.ops.psd_kernels import storm_combine, symmetrise
 
 RTOL = 1e-9
+
+
+def cho_factor(A: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(R, False): the upper Cholesky factor of the symmetric float64 A, computed in A's own
+    memory, as scipy.linalg.cho_factor(A) computes it (the same LAPACK routine on the same
+    bytes, without its copy); raises numpy's LinAlgError when A is not positive definite."""
+    c, info = dpotrf(A.T, lower=0, clean=0, overwrite_a=1)    # A.T: A's memory, Fortran order
+    if info != 0:
+        raise np.linalg.LinAlgError(f"{info}-th leading minor not positive definite")
+    return c, False
+
+
+def cho_solve(factor: tuple[np.ndarray, bool], v: np.ndarray) -> np.ndarray:
+    """A^{-1} v from cho_factor's (R, False), as scipy.linalg.cho_solve computes it."""
+    x, info = dpotrs(factor[0], v, lower=0)
+    if info != 0:
+        raise ValueError(f"illegal value in argument {-info} of dpotrs")
+    return x
 
 
 class FlooredSPD:
@@ -16,15 +36,21 @@ class FlooredSPD:
     the projection is the identity and no eigendecomposition is needed: exact either way,
     and usually about 15x cheaper than `eigh` at D = 200."""
 
-    def __init__(self, H: np.ndarray, lam: float):
+    def __init__(self, H: np.ndarray, lam: float, *, own: bool = False):
+        """`own`: H is a C-ordered float64 temporary of the caller's, symmetrised in place."""
         self.lam = lam
-        H = 0.5 * (H + H.T)
-        D = H.shape[0]
-        try:   # the data part of a minibatch Hessian is rank-deficient: its null space sits
-            # at lam up to rounding, so the test tolerates a relative 1e-9 below lam
-            cho_factor(H - (lam * (1.0 - RTOL)) * np.eye(D), check_finite=False)
+        H = np.asanyarray(H, dtype=np.float64)
+        M = H if own else np.empty_like(H, order="C")
+        shifted = np.empty_like(H, order="C")
+        # M = 0.5 (H + H^T); shifted = M - lam' I. The data part of a minibatch Hessian is
+        # rank-deficient: its null space sits at lam up to rounding, so the test tolerates
+        # a relative 1e-9 below lam
+        symmetrise(H, lam * (1.0 - RTOL), M, shifted)
+        H = M
+        try:
+            cho_factor(shifted)
             self.matrix = H
-            self._chol = cho_factor(H, check_finite=False)
+            self._chol = cho_factor(H.copy())
             self._eig = None
             self.clipped = 0
         except np.linalg.LinAlgError:
@@ -34,6 +60,15 @@ class FlooredSPD:
             self.matrix = (Q * e) @ Q.T
             self._chol = None
             self._eig = (Q, e)
+
+    @classmethod
+    def storm(cls, H_prev: np.ndarray, H_cur: np.ndarray, H_old: np.ndarray, c: float,
+              w: float, lam: float) -> FlooredSPD:
+        """S^l_lam[c H_prev + w (H_cur - c H_old)]: the STORM estimate (Lemma 8) projected,
+        the combination formed in one pass into the matrix the projection keeps."""
+        M = np.empty_like(H_cur, dtype=np.float64, order="C")
+        storm_combine(H_prev, H_cur, H_old, float(c), float(w), M)
+        return cls(M, lam, own=True)
 
     @classmethod
     def _from_eig(cls, Q: np.ndarray, e: np.ndarray, lam: float, clipped: int):
@@ -59,7 +94,7 @@ class FlooredSPD:
     def solve(self, v: np.ndarray) -> np.ndarray:
         """S^l_lam[H]^{-1} v (exact: the paper's CG on this matrix converges to it)."""
         if self._chol is not None:
-            return cho_solve(self._chol, v, check_finite=False)
+            return cho_solve(self._chol, v)
         Q, e = self._eig
         return Q @ ((Q.T @ v) / e)
 

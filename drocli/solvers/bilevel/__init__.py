@@ -71,4 +71,4 @@ def storm_lower(problem, prev: tuple, cur: tuple, i: int, B: np.ndarray, H_prev:
     g_old, H_old, a_old = problem.lower_terms(*prev, B, i)
     g_cur, H_cur, a_cur = problem.lower_terms(*cur, B, i)
     alpha[B] += weight * (a_cur - c * a_old)
-    return FlooredSPD(c * H_prev + weight * (H_cur - c * H_old), problem.lam), g_cur, g_old
+    return FlooredSPD.storm(H_prev, H_cur, H_old, c, weight, problem.lam), g_cur, g_old
