@@ -18,8 +18,9 @@ from pydantic import Field
 from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.psd import FlooredSPD, ball_clip
+from drocli.ops.weight_step import weight_step
 from drocli.registry import auto
-from drocli.solvers.bilevel import Batches, StormSteps, clip_weights, decay, storm_lower
+from drocli.solvers.bilevel import Batches, StormSteps, decay, storm_lower
 
 
 class SVRBParams(Batches, StormSteps):
@@ -68,10 +69,10 @@ def solve(problem, params: dict, rng: np.random.Generator, monitor):
     Hs = FlooredSPD(H, lam)
     t = 0
     while keep:
-        z = -alpha * problem.features_dot(Hs.solve(v))
+        q = problem.features_dot(Hs.solve(v))     # the hypergradient is z = -alpha ∘ q
         eta = decay(t, c0, 1.0 / 3.0)
         p_prev, w_prev = p, w
-        p = clip_weights(p - eta * gamma * z, nonneg)
+        p = weight_step(p, alpha, q, eta * gamma, nonneg)   # clip(p - eta gamma z), one pass
         w = w - eta * tau * gw
         t += 1
         keep = monitor(p, w[None])
