@@ -42,6 +42,13 @@ For each method, ONE cell (the spec's first seed) is counted, bounded and run:
         n-vectors (p, the hypergradient, alpha: read off the code, e.g. 15 for SVRB) and
         over the (m, n) and (m, D) task arrays of RSVRB, at the copy bandwidth measured here
         at each array's size (arrays below 1 MB at the rate of 1 MB);
+      subnormal arithmetic: the STORM weights alpha decay by (1 - beta) every iteration and
+        are refreshed only on the drawn rows, so some fall below the smallest normal float;
+        every multiplication of such an entry takes a microcode assist on x86. The tallied
+        run looks at alpha's entries every SAMPLE-th storm_lower call; their subnormal share
+        and the entries an iteration multiplies (read off the code) give a multiplication
+        pass over that many entries with that share subnormal at random places, timed here
+        against the same pass over normal numbers; the difference times the iterations;
       unexplained: the cell's wall time minus all of the above (the evaluation's own Python,
         the failed Cholesky attempts, row gathers, the draws).
 
@@ -77,6 +84,7 @@ from drocli.monitor import Monitor  # noqa: E402
 from drocli.ops import psd  # noqa: E402
 from drocli.problems import bilevel  # noqa: E402
 from drocli.problems.bilevel import BilevelWeightsProblem  # noqa: E402
+from drocli.solvers.bilevel import rsvrb, stable, svrb  # noqa: E402
 from drocli.spec import load_spec  # noqa: E402
 
 SPECS = {"fashion": ("experiments/svrb_fig1_fashion.yaml", None),
@@ -132,6 +140,8 @@ class Tally:
         self._in_eval = 0
         self._n = 0
         self._undo: list = []
+        self.subnormal = [0, 0]      # subnormal entries of alpha met by storm_lower, calls seen
+        self._storm_calls = 0
 
     def add(self, part: str, kernels: Counter, times: int = 1) -> None:
         part = EVAL if self._in_eval else part
@@ -257,6 +267,18 @@ class Tally:
                 return f(self_, v)
             return wrapped
 
+        def storm(f):        # alpha's subnormal share, sampled every SAMPLE-th call
+            def wrapped(*a, **kw):
+                tally._storm_calls += 1
+                if tally._storm_calls % SAMPLE == 0:
+                    alpha = np.abs(a[6])
+                    tally.subnormal[0] += int(np.count_nonzero((alpha > 0) & (alpha < TINY)))
+                    tally.subnormal[1] += alpha.size
+                return f(*a, **kw)
+            return wrapped
+
+        for mod in (svrb, stable, rsvrb):
+            self._patch(mod, "storm_lower", storm)
         self._patch(F, "__init__", init)
         self._patch(F, "_from_eig", from_eig)
         self._patch(F, "solve", solve)
@@ -292,8 +314,8 @@ def memory_items(problem, solver: str, params: dict) -> list[tuple[str, int, flo
     """(what, bytes of the array, passes over it per iteration); a pass = one read or write."""
     n, m, D = problem.n, problem.m, problem.D
     vec = 8 * n
-    if solver == "svrb":          # z = -alpha * X~q 6, the p step 7, alpha *= 2
-        return [("n-vectors", vec, 15)]
+    if solver == "svrb":          # the weight step reads p, alpha, X~q, writes p 4, alpha *= 2
+        return [("n-vectors", vec, 6)]
     if solver == "stable":        # h, p step, dp 11; per task: h -= alpha * X~q 7, alpha * dp,
         return [("n-vectors", vec, 11 + 12 * m)]              # alpha *= 5
     if solver in ("rsvrb", "re_rsvrb"):
@@ -303,6 +325,40 @@ def memory_items(problem, solver: str, params: dict) -> list[tuple[str, int, flo
                 ("G, v (m, D) *= (1 - beta); W step", 8 * m * D, 9)]
     # ttsa, bsa, stocbio: h = 0, the p step 8; per task: the cross product's n-vector 3, h += 3
     return [("n-vectors", vec, 8 + 6 * m)]
+
+
+# ---- subnormal arithmetic (per iteration, read off the code) ---------------------------------
+
+SAMPLE = 16                       # storm_lower calls between two looks at alpha's entries
+TINY = np.finfo(np.float64).tiny  # the smallest normal float64
+
+
+def alpha_multiplies(problem, solver: str, params: dict) -> int:
+    """Entries of the STORM weights alpha that a solver iteration multiplies (a subnormal
+    one takes a microcode assist): SVRB alpha *= (1 - beta) (its weight step multiplies none,
+    drocli.ops.weight_step); STABLE per task h -= alpha_i X~q, X~^T (alpha_i dp), alpha_i *=;
+    RSVRB alpha (m, n) *= and, per task of J, z_i = -alpha_i X~q twice. 0 without alpha."""
+    n, m = problem.n, problem.m
+    if solver == "svrb":
+        return n
+    if solver == "stable":
+        return 3 * m * n
+    if solver in ("rsvrb", "re_rsvrb"):
+        return m * n + 2 * (params.get("tasks_d") or params["tasks_per_iter"]) * n
+    return 0
+
+
+def subnormal_seconds(entries: int, share: float, repeat: int = 5) -> float:
+    """Extra seconds of a multiplication pass over `entries` numbers when `share` of them,
+    at random places, are subnormal, against the same pass over normal numbers (an assist
+    is taken per vector instruction that meets one, so scattered ones cost more each)."""
+    rng = np.random.default_rng(0)
+    normal = np.full(entries, 1e-3)
+    mixed = np.where(rng.random(entries) < share, 1e-310, normal)
+    out = np.empty(entries)
+    t_mixed = T.seconds_per_call(lambda: np.multiply(mixed, 0.999, out=out), repeat)
+    t_normal = T.seconds_per_call(lambda: np.multiply(normal, 0.999, out=out), repeat)
+    return max(0.0, t_mixed - t_normal)
 
 
 # ---- the tiny problem: Python per iteration ---------------------------------------------------
@@ -409,7 +465,7 @@ def bound_seconds(counter: Counter, secs: dict) -> float:
     return sum(secs[k] * v for k, v in counter.items())
 
 
-def report(cell, run, secs, bandwidth) -> None:
+def report(cell, run, secs, bandwidth, repeat: int) -> None:
     parts, it, status = run["parts"], run["iterations"], run["status"]
     print(f"\n### {cell.label} ({cell.solver}; {cell.experiment}"
           f"{' ' + cell.swept.get('setting', '') if cell.swept else ''}, seed {cell.seed}, "
@@ -444,6 +500,14 @@ def report(cell, run, secs, bandwidth) -> None:
              f"{mem_it / mem_s / 1e9:.1f} GB/s (copy rate at each array's size) x iterations",
              mem_s * it),
             ("evaluation: measured - its bound", run["eval_s"] - bounds[EVAL])]
+    sub, seen = run["subnormal"]
+    if run["alpha_multiplies"] and seen:
+        share, entries = sub / seen, run["alpha_multiplies"]
+        extra = subnormal_seconds(entries, share, repeat)
+        left.append((f"subnormal arithmetic: {share:.1%} of alpha subnormal (mean over the "
+                     f"run), {entries:,} entries multiplied per iteration, "
+                     f"{extra * 1e6:.1f} us more than normal ones (timed here) x iterations",
+                     extra * it))
     print("\nWhat is left (measured - bound of the cell), part by part:\n")
     print("| part | seconds |")
     print("|---|---|")
@@ -473,7 +537,9 @@ def run_one(cell, python_share: float) -> dict | None:
     return {"status": status, "eval_s": ev.seconds, "evals": ev.calls, "warm": warm,
             "parts": tally.parts(), "iterations": tally.iterations,
             "python": python_per_iteration(cell, problem, budget),
-            "memory": memory_items(problem, cell.solver, cell.solver_params)}
+            "memory": memory_items(problem, cell.solver, cell.solver_params),
+            "subnormal": tuple(tally.subnormal),
+            "alpha_multiplies": alpha_multiplies(problem, cell.solver, cell.solver_params)}
 
 
 def main(argv=None) -> None:
@@ -510,7 +576,7 @@ def main(argv=None) -> None:
         for k, sec in secs.items():
             print(f"| {k} | {k.flops / sec / 1e9:.2f} |")
     for cell, r in runs:
-        report(cell, r, secs, bandwidth)
+        report(cell, r, secs, bandwidth, args.repeat)
         print(f"\n(warm-up before the cell, not in it: {r['warm']:.2f} s)")
 
 
