@@ -139,8 +139,9 @@ def cli():
               default="auto",
               show_default=True, help="Where -j cells run: auto = fork on Linux (workers "
               "forked once imports, data and kernels are loaded), spawn on macOS/Windows "
-              "(fresh workers); both kill a cell past its wall limit. loky, threading (joblib) "
-              "stop only solvers that call the monitor; dask runs cells on a "
+              "(fresh workers), loky (workers started as joblib's are): each kills a cell "
+              "past its wall limit. threading runs cells in threads of this process: one "
+              "past its limit is interrupted, or abandoned to run on; dask runs cells on a "
               "dask.distributed cluster (LocalCluster unless --scheduler/"
               "DROCLI_DASK_SCHEDULER) and restarts a worker whose cell is past its limit.")
 @click.option("--scheduler", metavar="ADDRESS", help="dask scheduler address (tcp://host:8786).")

@@ -46,10 +46,11 @@ def cell_limit(cell) -> float:
     return float(given) if given else default_limit()
 
 
-def killed_at_limit(cell) -> str:
+def killed_at_limit(cell, how: str = "killed") -> str:
     """The reason recorded for a cell whose solver did not return by its limit (the local
-    pool and the dask backend kill its worker GRACE_S after it)."""
-    return (f"killed {GRACE_S:g} s after its limit of {cell_limit(cell):g} s "
+    pool and the dask backend kill its worker GRACE_S after it; in a thread of this
+    process it is `stopped`, drocli.in_process)."""
+    return (f"{how} {GRACE_S:g} s after its limit of {cell_limit(cell):g} s "
             f"({why_limit(cell)}): the solver did not return")
 
 

@@ -13,7 +13,8 @@ and the run goes on. Ctrl-C kills the workers at once.
 Workers are forked (backend `fork`, the default on Linux), so they start with this
 process's imports and the data its preflight loaded; or, where forking this process is not
 safe (another thread runs in it, or the platform has no fork: backend `spawn`), started
-fresh, importing drocli and finding the plug-ins again. Either way the same limits hold.
+fresh, importing drocli and finding the plug-ins again (backend `loky`: the same, started
+as joblib's loky starts its workers). Either way the same limits hold.
 Each warms up its own kernels (drocli.worker.warm_up) on the clock of the cell that needs
 them first."""
 
@@ -66,7 +67,10 @@ class _Worker:
     def kill(self) -> None:
         """Stop the worker now (one told to stop has usually left already), then reap it."""
         if self.proc.is_alive():
-            self.proc.kill()
+            try:
+                self.proc.kill()
+            except AttributeError:          # loky's processes can only be terminated
+                os.kill(self.proc.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
         self.proc.join(5)
         self.conn.close()
 
@@ -92,16 +96,27 @@ def _exit_reason(code) -> str:
     return f"exit code {code}"
 
 
+def _context(method: str):
+    """The start method's context: multiprocessing's fork or spawn, or loky's (joblib's
+    workers: a fresh interpreter, the process object sent by cloudpickle)."""
+    if method == "loky":
+        from joblib.externals.loky.backend import get_context
+
+        return get_context("loky")
+    import multiprocessing as mp
+
+    return mp.get_context(method)
+
+
 def supervised(pending, blas_threads: int, workers: int, run=None, method: str = "fork"):
     """(cell id, rows, status, artifacts) of every pending cell as they finish, each cell
-    run in a worker process (`method`: fork or spawn) under its wall limit (see the
+    run in a worker process (`method`: fork, spawn or loky) under its wall limit (see the
     module's docstring). `run` replaces the worker's call (the contract suite's, which
     captures what a solver prints; with spawn a module-level function); with one worker
     the cells come back in their order."""
-    import multiprocessing as mp
     from multiprocessing.connection import wait
 
-    ctx = mp.get_context(method)
+    ctx = _context(method)
     queue = deque(pending)
     spare: list[_Worker] = []
     busy: list[_Worker] = []

@@ -84,8 +84,7 @@ def by_data(cells) -> list:
 def _runs_here(backend: str, n_jobs: int) -> bool:
     """Whether cells run in this process (or in forks of it), so that the data the
     preflight loaded are used again rather than only held."""
-    return backend in ("fork", "threading") or (backend not in ("dask", "spawn")
-                                                 and n_jobs == 1)
+    return backend in ("fork", "threading")
 
 
 @dataclass
@@ -102,41 +101,35 @@ class RunSummary:
 def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None):
     """(cell id, rows, status, artifacts) of every pending cell, as they finish.
 
-    `fork` (the default on Linux) and `spawn` (the default where forking is not safe):
-    worker processes under each cell's wall limit (drocli.pool), one worker at -j 1.
-    Otherwise joblib's workers (loky, threading) or, at -j 1, this process run them, and
-    only the monitor's stop applies (a solver that never calls it is not stopped); with a
-    dask `client` they go to the cluster in tasks of several cells and the results come
-    back here, a cell past its limit killed with its worker (drocli.backends)."""
+    `fork` (the default on Linux), `spawn` (the default where forking is not safe) and
+    `loky` (joblib's way of starting workers): worker processes under each cell's wall
+    limit (drocli.pool), one worker at -j 1; `threading`: threads of this process under
+    the same limits (drocli.in_process; a cell past its limit is interrupted, or abandoned
+    to run on); with a dask `client` they go to the cluster in tasks of several cells and
+    the results come back here, a cell past its limit killed with its worker
+    (drocli.backends)."""
     if client is not None:                       # drocli.backends.Dask
         yield from client.results(pending, blas_threads)
         return
     workers = (os.cpu_count() or 1) if n_jobs < 0 else n_jobs
-    if backend in ("fork", "spawn"):
-        from drocli.pool import supervised
+    if backend == "threading":
+        from drocli.in_process import in_threads
 
-        yield from supervised(pending, blas_threads, workers, method=backend)
+        yield from in_threads(pending, blas_threads, workers)
         return
-    if workers == 1:
-        for c in pending:           # no pool to start, and joblib not even imported
-            yield _run_remote(c, blas_threads)
-        return
-    import joblib
+    from drocli.pool import supervised
 
-    jobs = (joblib.delayed(_run_remote)(c, blas_threads) for c in pending)
-    with joblib.parallel_config(backend=backend):
-        yield from joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
+    yield from supervised(pending, blas_threads, workers, method=backend)
 
 
 def resolve_backend(backend: str, n_jobs: int = 1) -> str:
     """`auto`: on Linux, fork where forking this process is safe (no other thread running in
     it, as in the command line); in a program embedding drocli that runs other threads,
-    its cells at -j 1 run in its own process, with what it registered (loky's -j 1 path),
-    and with more jobs in fresh workers (spawn: loky's workers would not have those
-    registrations either, and cannot be killed at a cell's limit); elsewhere (macOS,
-    Windows) spawn. fork and spawn run cells in worker processes of drocli.pool, under each
-    cell's wall limit; under loky and threading (joblib's workers) only the monitor's stop
-    applies. Other names are kept."""
+    its cells at -j 1 run in a thread of its own process, with what it registered
+    (`threading`), and with more jobs in fresh workers (spawn: no worker started afresh
+    has those registrations); elsewhere (macOS, Windows) spawn. Every backend keeps each
+    cell's wall limit: fork, spawn and loky run cells in worker processes of drocli.pool,
+    threading in threads of drocli.in_process. Other names are kept."""
     if backend != "auto":
         return backend
     import multiprocessing as mp
@@ -145,7 +138,7 @@ def resolve_backend(backend: str, n_jobs: int = 1) -> str:
     if sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods():
         if threading.active_count() == 1:
             return "fork"
-        return "loky" if n_jobs == 1 else "spawn"
+        return "threading" if n_jobs == 1 else "spawn"
     return "spawn"
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from drocli import misbehaving, registry, testing
 from drocli.errors import DrocliError
+from drocli.in_process import STOP_WAIT_S, in_threads
 from drocli.limits import GRACE_S, default_limit
 from drocli.monitor import stalled
 from drocli.pool import POLL_S, supervised
@@ -20,7 +21,7 @@ NO_HANG_S = 120         # a bound that only a hang exceeds (the solvers sleep fo
 
 
 def test_the_kill_comes_within_5_s_of_the_limit_by_design():
-    assert GRACE_S + POLL_S <= 5
+    assert GRACE_S + POLL_S + STOP_WAIT_S <= 5
 
 
 HANGS = {f"toy_{name}": func for name, func in misbehaving.HANGS.items()}
@@ -48,6 +49,77 @@ def test_workers_started_fresh_kill_a_hang_too(toys):
     assert st["status"] == "timeout" and st["stopped"] == "killed", st
     assert rows == [] and st["wall_s"] >= limit + GRACE_S
     assert outs["toy_no_move"][1]["status"] == "stalled"
+
+
+def test_loky_workers_kill_a_hang_too(toys):
+    """Backend loky: workers started as joblib's loky starts them are drocli's pool's, under
+    the same wall limit (a loop in Python and one in a compiled kernel)."""
+    cells = [testing.tiny_cell("toy_python_loop", limit_s=1.0),
+             testing.tiny_cell("toy_numba_loop", limit_s=1.0), testing.tiny_cell("toy_no_move")]
+    t0 = time.monotonic()
+    outs = {st["label"]: st for _, _, st, _ in
+            supervised(cells, 1, 2, run=misbehaving.run_with_toys, method="loky")}
+    assert time.monotonic() - t0 < NO_HANG_S
+    for name in ("toy_python_loop", "toy_numba_loop"):
+        assert outs[name]["status"] == "timeout" and outs[name]["stopped"] == "killed"
+        assert 1.0 + GRACE_S <= outs[name]["wall_s"] <= 1.0 + 5
+    assert outs["toy_no_move"]["status"] == "stalled"
+
+
+def test_cells_in_threads_are_stopped_soon_after_their_limit(toys):
+    """Backend threading (and `auto` at -j 1 in a program that runs other threads): a
+    Python loop is interrupted, a sleep is abandoned to sleep on; each is recorded as timed
+    out within 5 s of its limit, with no rows; the monitor's stop keeps its rows; the other
+    cells finish."""
+    limit = 1.0
+    cells = [testing.tiny_cell("toy_python_loop", limit_s=limit),
+             testing.tiny_cell("toy_sleeps", limit_s=limit), testing.tiny_cell("toy_no_move"),
+             testing.tiny_cell("toy_slow_steps", epochs=1e4, limit_s=limit)]
+    t0 = time.monotonic()
+    outs = {st["label"]: (rows, st) for _, rows, st, _ in in_threads(cells, 1, 2)}
+    assert time.monotonic() - t0 < NO_HANG_S
+    for name, how in (("toy_python_loop", "interrupted"), ("toy_sleeps", "abandoned")):
+        rows, st = outs[name]
+        assert st["status"] == "timeout" and st["stopped"] == how and rows == [], st
+        assert "stopped 3 s after its limit of 1 s (budget.max_time_s)" in st["error"]
+        assert limit + GRACE_S <= st["wall_s"] <= limit + 5
+    assert "runs on in this process" in outs["toy_sleeps"][1]["error"]
+    rows, st = outs["toy_slow_steps"]
+    assert st["status"] == "timeout" and rows and "stopped" not in st
+    assert outs["toy_no_move"][1]["status"] == "stalled"
+
+
+def test_a_threaded_run_records_a_sleeping_cell_and_exits(tmp_path):
+    """Through `drocli run --backend threading` in a process of its own: a solver asleep in
+    a thread of the run is recorded as timed out within 5 s of its limit, the run ends, and
+    the process exits (the abandoned thread ends with it)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import TINY_SPEC
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(TINY_SPEC.replace("{name: aleg, label: ALEG}",
+                                      "{name: toy_sleeps, label: ALEG}")
+                    .replace("checkpoints: 8}", "checkpoints: 8, max_time_s: 2}"))
+    code = ("import sys; from drocli import misbehaving, registry; from drocli.cli import main\n"
+            "misbehaving.register_toys()\n"
+            "e = registry.get('solver', 'toy_sleeps')\n"
+            "registry._REGISTRY['solver']['toy_sleeps'] = e.__class__(**{**e.__dict__, "
+            "'family': registry.get('solver', 'smd').family})\n"
+            "sys.argv = ['drocli', 'run', sys.argv[1], '--out', sys.argv[2], '-q', '-j', '2', "
+            "'--backend', 'threading']\nmain()")
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", code, str(spec), str(tmp_path / "res")],
+                          capture_output=True, text=True, timeout=NO_HANG_S)
+    assert time.monotonic() - t0 < NO_HANG_S
+    assert proc.returncode in (0, 1), proc.stderr
+    stats = [json.loads(p.read_text()) for p in (tmp_path / "res" / "cells").glob("*.json")]
+    asleep = [st for st in stats if st["label"] == "ALEG"]
+    assert len(asleep) == 2 and all(st["status"] == "timeout" and st["stopped"] == "abandoned"
+                                    and 2 + GRACE_S <= st["wall_s"] <= 2 + 5
+                                    for st in asleep), asleep
 
 
 def test_spawned_and_forked_workers_record_the_same_numbers(tiny_spec, tmp_path):

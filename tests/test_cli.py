@@ -111,13 +111,13 @@ def test_parallel_and_dask_identical(tiny_spec, tmp_path):
     import threading
 
     linux = sys.platform.startswith("linux")
-    expected = ("fork" if threading.active_count() == 1 else "loky") if linux else "spawn"
+    expected = ("fork" if threading.active_count() == 1 else "threading") if linux else "spawn"
     assert resolve_backend("auto") == expected
     stop = threading.Event()         # another thread runs: forking is not safe
     t = threading.Thread(target=stop.wait)
     t.start()
     try:
-        assert resolve_backend("auto") == ("loky" if linux else "spawn")   # -j 1: in-process
+        assert resolve_backend("auto") == ("threading" if linux else "spawn")  # -j 1: here
         assert resolve_backend("auto", 2) == "spawn"     # workers that can be killed
     finally:
         stop.set()

@@ -48,7 +48,7 @@ def test_weight_step_on_every_combination_of_the_edge_values():
        st.sampled_from(SCALES),
        st.booleans())
 def test_weight_step_is_the_numpy_expression_to_the_bit(entries, s, nonneg):
-    p, alpha, q = (np.array(c, dtype=np.float64) for c in zip(*entries))
+    p, alpha, q = (np.array(c, dtype=np.float64) for c in zip(*entries, strict=True))
     with np.errstate(all="ignore"):
         want = numpy_step(p, alpha, q, s, nonneg)
     assert same_bits(weight_step(p, alpha, q, s, nonneg), want)
