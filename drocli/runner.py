@@ -81,7 +81,7 @@ def by_data(cells) -> list:
                                                       c.data_seed)])
 
 
-def _runs_here(backend: str, n_jobs: int) -> bool:
+def _runs_here(backend: str) -> bool:
     """Whether cells run in this process (or in forks of it), so that the data the
     preflight loaded are used again rather than only held."""
     return backend in ("fork", "threading")
@@ -237,7 +237,7 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     remote = backend == "dask" and bool(scheduler or os.environ.get("DROCLI_DASK_SCHEDULER"))
     if not remote:
         preflight(pending)
-        if not _runs_here(backend, n_jobs):
+        if not _runs_here(backend):
             forget_data()
     client = None
     if pending and backend == "dask":

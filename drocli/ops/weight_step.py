@@ -12,8 +12,8 @@ that, then p_j minus that, then numpy.maximum(., 0) when clipped, except where t
 subtraction provably returns p_j unchanged: |alpha_j| < 2^-600, |q_j| < 2^100, |s| < 2^100
 and p_j >= 2^-300. There |s z_j| < 2^-400 (each rounded product stays under its power-of-two
 bound), below a quarter of the spacing of the floats around p_j (at least 2^-354), so
-p_j - s z_j rounds to p_j, which is positive. Those entries skip the products, and no
-subnormal is ever multiplied; the tests compare (abs, <) take no assist. A NaN or an
+p_j - s z_j rounds to p_j, which is positive. Those entries skip the products, so no
+subnormal is multiplied (the tests themselves, abs and <, take no assist). A NaN or an
 infinity fails a test and takes numpy's path. So the result is numpy's to the bit (a NaN is
 a NaN, its sign bit aside).
 """
