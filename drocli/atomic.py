@@ -19,12 +19,17 @@ def _file_mode() -> int:
 FILE_MODE = _file_mode()
 
 
+def temp_prefix(name: str) -> str:
+    """The name atomic_write's temp file for `name` starts with (then random letters)."""
+    return f".{name}."
+
+
 def atomic_write(path: Path, write, mode: str = "wb") -> None:
     """`write(fh)` into a temp file in the same folder, then rename: never a half-written
     file. The file gets the user's umask, so a shared results folder stays readable."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), dir=path.parent)
     try:
         with os.fdopen(fd, mode) as fh:
             write(fh)

@@ -15,7 +15,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from drocli.atomic import atomic_write_text
+from drocli.atomic import atomic_write_text, temp_prefix
 from drocli.errors import DrocliError
 from drocli.files import read_bytes
 from drocli.layout import MAX_MANIFEST_BYTES
@@ -53,7 +53,7 @@ def mark(out: Path, experiment: str) -> None:
             raise DrocliError(f"--out lies under the file {parent}", file=str(out), key="--out",
                               fix=fix_other)
     # a mark being written by a concurrent run of the same command is a temp file
-    if out.is_dir() and any(not e.name.startswith(f"{MARK}.") for e in out.iterdir()):
+    if out.is_dir() and any(not e.name.startswith(temp_prefix(MARK)) for e in out.iterdir()):
         have = owner(out)
         if have is None:
             raise DrocliError("this folder is not empty and is not a drocli results folder; "

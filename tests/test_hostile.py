@@ -929,6 +929,28 @@ def test_two_runs_at_once_on_one_folder(tiny_spec, tmp_path):
     assert call("check", out) in (0, 1)                       # validated: not exit 2
 
 
+def test_a_mark_being_written_by_a_concurrent_run_is_not_a_foreign_file(tmp_path):
+    """The race the test above can lose: the other run has created the folder and is
+    writing its mark (atomic_write's temp file, not yet renamed). That folder is this
+    experiment's to share, not a user's folder to refuse; a foreign file still is."""
+    import tempfile
+
+    from drocli import ownership
+    from drocli.atomic import temp_prefix
+    from drocli.errors import DrocliError
+
+    out = tmp_path / "shared"
+    out.mkdir()
+    tempfile.mkstemp(prefix=temp_prefix(ownership.MARK), dir=out)
+    ownership.mark(out, "tiny")
+    assert ownership.owner(out) == "tiny"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(DrocliError, match="not a drocli results folder"):
+        ownership.mark(other, "tiny")
+
+
 @pytest.mark.parametrize("sub", ["cells", "figures"])
 def test_symlinked_subfolder_is_never_written_through(tiny_spec, tmp_path, sub, capsys):
     """A results folder whose cells/ or figures/ links elsewhere: `run --force` and `plot`
