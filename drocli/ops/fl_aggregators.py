@@ -31,9 +31,10 @@ def pseudo_gradients(theta, thetas, lr: float) -> np.ndarray:
     return (np.asarray(theta, dtype=np.float64)[None, :] - _as2d(thetas)) / float(lr)
 
 
-def updates(theta, thetas) -> np.ndarray:
-    """u_i = θ_i - θ, one row per client."""
-    return _as2d(thetas) - np.asarray(theta, dtype=np.float64)[None, :]
+def updates(theta, thetas, out: np.ndarray | None = None) -> np.ndarray:
+    """u_i = θ_i - θ, one row per client; into `out` (m, P) float64 when given (a
+    caller's array kept between rounds)."""
+    return np.subtract(_as2d(thetas), np.asarray(theta, dtype=np.float64)[None, :], out=out)
 
 
 # --- FedAvg / PropFair ------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import Field
 
 from drocli import registry
-from drocli.ops.fl_aggregators import fedfv_step
+from drocli.ops.fl_aggregators import fedfv_step, updates
 from drocli.registry import Params
 from drocli.solvers.fl.base import FLMethod, run
 
@@ -65,9 +65,7 @@ class FedFV(FLMethod):
         return groups
 
     def aggregate(self, theta, thetas, L, r):
-        if self.last_dir is None:
-            self.last_dir = np.empty_like(thetas)
-        np.subtract(thetas, np.asarray(theta, dtype=np.float64)[None, :], out=self.last_dir)
+        self.last_dir = updates(theta, thetas, out=self.last_dir)   # written in place
         self.last_round[:] = r
         return fedfv_step(theta, thetas, L, self.alpha, self.stored(r), U=self.last_dir)
 
