@@ -66,28 +66,31 @@ def _params(theta, dims: Dims, dtype):
     return unpack(np.asarray(theta).astype(dtype, copy=False), dims)
 
 
-def forward(theta, X: np.ndarray, dims: Dims):
-    """(Z1 = pre-activations (n, h), A = relu(Z1), logits (n, k)), in X's dtype."""
-    dt = _dtype(X)
-    W1, b1, W2, b2 = _params(theta, dims, dt)
+def _layers(theta, X: np.ndarray, dims: Dims):
+    """(Z1 = X W1^T + b1, the output layer as a function of the activations), in X's dtype."""
+    W1, b1, W2, b2 = _params(theta, dims, _dtype(X))
     Z1 = X @ W1.T
     Z1 += b1
+
+    def output(A: np.ndarray) -> np.ndarray:
+        lg = A @ W2.T
+        lg += b2
+        return lg
+    return Z1, output
+
+
+def forward(theta, X: np.ndarray, dims: Dims):
+    """(Z1 = pre-activations (n, h), A = relu(Z1), logits (n, k)), in X's dtype."""
+    Z1, output = _layers(theta, X, dims)
     A = np.maximum(Z1, 0)
-    logits = A @ W2.T
-    logits += b2
-    return Z1, A, logits
+    return Z1, A, output(A)
 
 
 def logits(theta, X: np.ndarray, dims: Dims) -> np.ndarray:
     """forward's logits, with the ReLU taken in place (one n x h array fewer; same bits)."""
-    dt = _dtype(X)
-    W1, b1, W2, b2 = _params(theta, dims, dt)
-    Z = X @ W1.T
-    Z += b1
+    Z, output = _layers(theta, X, dims)
     np.maximum(Z, 0, out=Z)
-    lg = Z @ W2.T
-    lg += b2
-    return lg
+    return output(Z)
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
