@@ -79,11 +79,11 @@ def in_threads(pending, blas_threads: int, workers: int, run=None):
             del busy[cid]
             _interrupt(t)
             t.join(STOP_WAIT_S)
-            out = lost(cell, "timeout", killed_at_limit(cell, "stopped"),
-                       time.monotonic() - started)
-            out[2]["stopped"] = "interrupted" if not t.is_alive() else "abandoned"
-            if t.is_alive():
-                out[2]["error"] += ("; it could not be interrupted (a compiled kernel or a "
-                                    "sleep) and runs on in this process until it returns")
-            yield out
+            alive = t.is_alive()
+            why = killed_at_limit(cell, "stopped")
+            if alive:
+                why += ("; it could not be interrupted (a compiled kernel or a sleep) and runs "
+                        "on in this process until it returns")
+            yield lost(cell, "timeout", why, time.monotonic() - started,
+                       "abandoned" if alive else "interrupted")
 

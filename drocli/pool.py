@@ -75,12 +75,14 @@ class _Worker:
         self.conn.close()
 
 
-def lost(cell, status: str, error: str, seconds: float) -> tuple:
+def lost(cell, status: str, error: str, seconds: float, stopped: str | None = None) -> tuple:
     """What a cell whose worker was killed or died hands back: no rows, the reason (also
-    the dask backend's, drocli.backends)."""
+    the dask backend's, drocli.backends, and a thread's, drocli.in_process, which says
+    how it was `stopped`)."""
+    stopped = stopped or ("killed" if status == "timeout" else "died")
     return cell.id, [], {"status": status, "error": error, "cell": cell.id,
                          "label": cell.label, "seed": cell.seed, "wall_s": round(seconds, 3),
-                         "stopped": "killed" if status == "timeout" else "died"}, {}
+                         "stopped": stopped}, {}
 
 
 def _lost(w: _Worker, status: str, error: str) -> tuple:
