@@ -31,7 +31,7 @@ SOFTMAX = 1
 # ------------------------------------------------------------------------------------------
 # scalar / vector helpers
 # ------------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def dot_row(X, r, w):
     """sum_j X[r, j] * w[j] in float64 (4 independent accumulators, fixed order)."""
     d = w.shape[0]

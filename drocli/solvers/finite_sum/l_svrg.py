@@ -76,21 +76,42 @@ def lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, n, dr, counter, ahea
     is added once at the end. An iteration whose coin refreshes w takes the general step.
     With `recompute`, phi'(a_i.w) is computed again in the same pass as a_i.x (`dot_row2`)
     instead of read from the snapshot: the same function of the same numbers, so the same
-    bits."""
+    bits. Each choice of the two flags gets its own loop (`_uniform_steps` inlined with
+    constants), so that no iteration tests them."""
+    u = U[:, 0, 0]          # a one-dimensional view: its reads are cheaper than U's
+    if recompute:
+        if ahead:
+            calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, True,
+                                   True)
+        else:
+            calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, False,
+                                   True)
+    elif ahead:
+        calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, True, False)
+    else:
+        calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, False,
+                               False)
+    counter[0] += calls
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, ahead, recompute):
+    """The iterations of `lsvrg_uniform_chunk` on the uniforms u; returns the oracle calls of
+    the steps (a refresh's full pass counts itself)."""
     A, y, obj, mu = data.A, data.y, data.obj, data.mu
     w, gw, snap_c, g = snap.w, snap.gw, snap.c, dr.g
     d = x.shape[0]
     pk = 1.0 / n
     weight = n * pk
     mw = mu * (0.0 + 1.0 / weight)
-    T = U.shape[0]
+    T = u.shape[0]
     calls = 0
     for t in range(T):
-        i = int(U[t, 0, 0] * n)
+        i = int(u[t] * n)
         if i >= n:
             i = n - 1
         if ahead and t + 1 < T:
-            nxt = int(U[t + 1, 0, 0] * n)
+            nxt = int(u[t + 1] * n)
             prefetch_row(A, nxt if nxt < n else n - 1)
         calls += 2
         if coins[t] < rho:
@@ -111,7 +132,7 @@ def lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, n, dr, counter, ahea
         if weight != 1.0:
             coef = coef / weight
         step_along_row(A, i, x, w, gw, coef, mu, mw, step)
-    counter[0] += calls
+    return calls
 
 
 @njit(cache=True, _nrt=False)
