@@ -14,6 +14,7 @@ import numpy as np
 from drocli import paired, registry
 from drocli.errors import DrocliError
 from drocli.spec import Spec, check_text, grid_product
+from drocli.spec_registry import dump_spec, spec_digest
 
 
 def _canon(obj) -> str:
@@ -138,10 +139,20 @@ def _expand_one(spec: Spec, case: dict) -> list[Cell]:
 class Batch:
     """A spec resolved into cells once: every cell its sequential plan can run (its seeds,
     then its pool), in the order of `expand`; what the run, its looks and `--dry-run` take
-    their cells from, so that the spec is expanded a single time."""
+    their cells from, so that the spec is expanded a single time. Beside the cells, what a
+    run records of the spec: its resolved YAML (spec.yaml) and that text's digest, its name,
+    profile, BLAS threads, claims and sequential plan. From `resolve` on only the batch
+    travels: the runner, the looks and the folder's manifest read it, not the spec."""
 
     cells: tuple
     first: tuple        # the spec's own seeds (the first look's)
+    name: str
+    profile: str
+    blas_threads: int
+    claims: tuple       # the spec's claims, as registered before the run
+    plan: dict | None   # `Spec.plan()`: looks, seed order, what is registered; None: none
+    text: str           # the resolved spec as saved (`dump_spec`)
+    sha1: str           # `spec_digest(text)`, the manifest's spec_sha1
 
     def for_seeds(self, seeds=None) -> list[Cell]:
         """The cells of these seeds (default: the spec's own), in the batch's order (the
@@ -156,8 +167,13 @@ class Batch:
 
 
 def resolve(spec: Spec) -> Batch:
-    """The spec's batch: `expand` over the seeds of its plan (`Spec.seed_order`)."""
+    """The spec's batch: `expand` over the seeds of its plan (`Spec.seed_order`), with the
+    spec's text, digest and what its run records."""
     seeds = spec.seed_order()
     full = spec if spec.sequential is None else spec.model_copy(
         update={"seeds": seeds, "sequential": None})
-    return Batch(tuple(expand(full)), tuple(int(s) for s in spec.seeds))
+    text = dump_spec(spec)
+    return Batch(tuple(expand(full)), tuple(int(s) for s in spec.seeds), name=spec.name,
+                 profile=spec.profile, blas_threads=spec.blas_threads,
+                 claims=tuple(spec.claims), plan=spec.plan(), text=text,
+                 sha1=spec_digest(text))

@@ -220,19 +220,19 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
 
     require_clean(out)         # a paper folder is recorded from a clean tree only
     kw = dict(n_jobs=n_jobs, backend=backend, scheduler=scheduler, force=force,
-              quiet=quiet, log=log, run_key=key, batch=batch)
+              quiet=quiet, log=log, run_key=key)
     try:
         with _writing(out):
             if until_decided:
                 from drocli.until_decided import run_until_decided
 
-                summary = run_until_decided(spec, out, **kw)
+                summary = run_until_decided(batch, out, **kw)
             else:       # a folder some looks into keeps them and runs the first look only
                 from drocli.until_decided import reached
 
-                n = reached(spec, out) if spec.sequential else 0
-                first = {str(s) for s in spec.seeds}
-                summary = runner.run(spec, out, **kw, seeds=spec.seed_order()[:n] if n
+                n = reached(batch.plan, out)
+                first = {str(s) for s in batch.first}
+                summary = runner.run(batch, out, **kw, seeds=batch.plan["order"][:n] if n
                                      else None, only=(lambda c: str(c.seed) in first) if n
                                      else None)
     except DrocliError as e:

@@ -34,7 +34,7 @@ class Flag:
 
 
 def _spec_digest(results_dir: Path, man: dict) -> list[Flag]:
-    from drocli.manifest import spec_digest
+    from drocli.spec_registry import spec_digest
 
     want = man.get("spec_sha1")
     path = Path(results_dir) / "spec.yaml"

@@ -68,13 +68,12 @@ def survey(out: Path, cells: list, *, force: bool, spec_sha1: str, allowed: set[
     return Survey(cells, known, pending, recorded, up_to_date, man)
 
 
-def revise(out: Path, spec, man: dict, *, spec_text: str, spec_sha1: str,
-           run_key: str | None) -> None:
-    """Same runs, revised claims / figures / text: spec.yaml and the manifest re-recorded."""
-    ownership.mark(out, spec.name)
-    records.atomic_write_text(out / "spec.yaml", spec_text)
-    manifest.write(out, manifest.revised(man, spec, spec_sha1=spec_sha1, run_key=run_key,
-                                         out=out))
+def revise(out: Path, batch, man: dict, *, run_key: str | None) -> None:
+    """Same runs, revised claims / figures / text: spec.yaml and the manifest re-recorded
+    (`batch`: the spec resolved, drocli.cells.Batch)."""
+    ownership.mark(out, batch.name)
+    records.atomic_write_text(out / "spec.yaml", batch.text)
+    manifest.write(out, manifest.revised(man, batch, run_key=run_key, out=out))
     _clear_pending(out)
 
 
@@ -91,7 +90,7 @@ class Before:
     first_ran: dict
 
 
-def begin(out: Path, spec, *, pending: bool, previous: dict) -> Before:
+def begin(out: Path, batch, *, pending: bool, previous: dict) -> Before:
     """Fix the claims as they stand before this run's cells (merged with those of the
     folder's manifest `previous` (Survey.manifest), the committed manifest's and an
     interrupted run's), mark the folder as the spec's, and keep the claims in a pending file
@@ -103,11 +102,11 @@ def begin(out: Path, spec, *, pending: bool, previous: dict) -> Before:
         registration.merge(registration.merge(committed.get("claims"),
                                               previous.get("claims")),
                            registration.read_pending(out)),
-        spec.claims, at=started, plan=(spec.plan() or {}).get("registered"))
+        batch.claims, at=started, plan=(batch.plan or {}).get("registered"))
     # a cell re-run (same id: same settings and seed, so the same numbers) keeps the
     # time it first ran: only a cell never run before can confirm a claim fixed since
     first_ran = registration.cell_times(previous)
-    ownership.mark(out, spec.name)
+    ownership.mark(out, batch.name)
     if pending:         # kept if this run is interrupted before its manifest
         records.atomic_write_text(
             ownership.inside(out, registration.pending_path(out)),
@@ -115,17 +114,17 @@ def begin(out: Path, spec, *, pending: bool, previous: dict) -> Before:
     return Before(started, prov, claims_fixed, previous, committed, first_ran)
 
 
-def commit(out: Path, spec, cells: list, fresh: dict, before: Before, *, spec_text: str,
-           spec_sha1: str, run_key: str | None, n_jobs: int, backend: str) -> Path:
+def commit(out: Path, batch, cells: list, fresh: dict, before: Before, *,
+           run_key: str | None, n_jobs: int, backend: str) -> Path:
     """Merge the cells into records.csv.gz and artifacts.npz, write spec.yaml and the
     manifest, and drop the pending claims; the records' path."""
     df, cell_st = records.merge(out, cells, fresh)
     rec_path = records.write_records(out, df)
     records.merge_artifacts(out, cells, cell_st)
-    records.atomic_write_text(out / "spec.yaml", spec_text)
+    records.atomic_write_text(out / "spec.yaml", batch.text)
     statuses = manifest.cell_statuses(cells, cell_st, before.first_ran)
     manifest.write(out, manifest.assemble(
-        spec, started=before.started, spec_sha1=spec_sha1, run_key=run_key, n_jobs=n_jobs,
+        batch, started=before.started, run_key=run_key, n_jobs=n_jobs,
         backend=backend, records_rows=len(df), records_file=rec_path, claims=before.claims,
         statuses=statuses, earlier=(before.previous, before.committed),
         provenance=before.provenance))

@@ -6,7 +6,6 @@ cells, and each cell's status with the time it first ran. Read back by
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from datetime import datetime, timezone
@@ -15,11 +14,6 @@ from pathlib import Path
 from drocli import records, registration
 from drocli.integrity import file_digest
 from drocli.provenance import provenance as collect_provenance
-
-
-def spec_digest(spec_text: str) -> str:
-    """SHA-1 of the resolved spec's YAML (`spec_sha1`): a manifest of another spec is stale."""
-    return hashlib.sha1(spec_text.encode()).hexdigest()
 
 
 def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
@@ -56,17 +50,18 @@ def finite_number(v) -> bool:
         return False
 
 
-def assemble(spec, *, started: str, spec_sha1: str, run_key: str | None, n_jobs: int,
+def assemble(batch, *, started: str, run_key: str | None, n_jobs: int,
              backend: str, records_rows: int, records_file: Path, claims: dict,
              statuses: dict, earlier: tuple = (), provenance: dict | None = None) -> dict:
-    """The manifest of a run that has just merged its records (finished now); `earlier`:
-    the manifests this one replaces (the folder's, the committed one), whose first-seen
-    times of seeds and claims it keeps (`seen`); `provenance` as taken when the run started
-    (the commit and tree state its code was loaded from), else now."""
-    man = {"experiment": spec.name, "profile": spec.profile, "started": started,
+    """The manifest of a run that has just merged its records (finished now), of `batch`
+    (the spec resolved, drocli.cells.Batch); `earlier`: the manifests this one replaces
+    (the folder's, the committed one), whose first-seen times of seeds and claims it keeps
+    (`seen`); `provenance` as taken when the run started (the commit and tree state its
+    code was loaded from), else now."""
+    man = {"experiment": batch.name, "profile": batch.profile, "started": started,
            "finished": datetime.now(timezone.utc).isoformat(),
-           "spec_sha1": spec_sha1, "run_key": run_key,
-           "n_jobs": n_jobs, "backend": backend, "blas_threads": spec.blas_threads,
+           "spec_sha1": batch.sha1, "run_key": run_key,
+           "n_jobs": n_jobs, "backend": backend, "blas_threads": batch.blas_threads,
            "records_rows": records_rows, "records_sha1": file_digest(records_file),
            **(provenance or collect_provenance(Path(records_file).parent)), "claims": claims,
            "cells": statuses}
@@ -74,15 +69,14 @@ def assemble(spec, *, started: str, spec_sha1: str, run_key: str | None, n_jobs:
     return man
 
 
-def revised(man: dict, spec, *, spec_sha1: str, run_key: str | None,
-            out: Path | None = None) -> dict:
+def revised(man: dict, batch, *, run_key: str | None, out: Path | None = None) -> dict:
     """A recorded manifest for the same runs under a revised spec (claims, figures, text):
     the new digest and run key, the claims registered anew (a dropped claim stays, marked
     removed), and when and by which drocli the spec was revised."""
     prov = collect_provenance(out)
-    new = {**man, "spec_sha1": spec_sha1, "run_key": run_key,
-           "claims": registration.register(man.get("claims"), spec.claims,
-                                           plan=(spec.plan() or {}).get("registered")),
+    new = {**man, "spec_sha1": batch.sha1, "run_key": run_key,
+           "claims": registration.register(man.get("claims"), batch.claims,
+                                           plan=(batch.plan or {}).get("registered")),
            "spec_revised": {
                "at": datetime.now(timezone.utc).isoformat(),
                **{k: prov.get(k) for k in ("drocli", "git_commit", "git_dirty")}}}

@@ -11,12 +11,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from drocli import backends, folder, manifest, ownership, progress, records, registration, registry
+from drocli import backends, folder, ownership, progress, records, registration, registry
 from drocli.backends import dask_timeout  # noqa: F401 -- kept importable from here
 from drocli.cells import Batch
 from drocli.errors import DrocliError
 from drocli.limits import default_limit
-from drocli.spec import Spec, dump_spec
 from drocli.worker import (  # noqa: F401 -- the cell-level API, kept importable from here
     WARMUP_FRACTION,
     _leave_sigint_to_parent,
@@ -151,7 +150,7 @@ def _progress(total: int, quiet: bool):
     return tqdm(total=total, unit="cell", desc="drocli run", file=sys.stderr, dynamic_ncols=True)
 
 
-def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, client,
+def _run_pending(pending, out: Path, blas_threads: int, n_jobs: int, backend: str, client,
                  quiet: bool, log, fresh: dict) -> list[dict]:
     """Run the pending cells and write each one as it comes back (also into `fresh`:
     id -> (status, rows), so the merge need not read them back); the failed statuses."""
@@ -167,7 +166,7 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
                                  .parent)
     if watch is not None:
         watch.__enter__()
-    results = _results(pending, spec.blas_threads, n_jobs, backend, client)
+    results = _results(pending, blas_threads, n_jobs, backend, client)
     try:
         for cell_id, rows, st, artifacts in results:
             st = {**st, "at": registration.now()}   # when it finished: claims fixed before
@@ -190,18 +189,18 @@ def _run_pending(pending, out: Path, spec: Spec, n_jobs: int, backend: str, clie
     return failed
 
 
-def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
+def run(batch: Batch, out: Path, *, n_jobs: int = 1, backend: str = "auto",
         scheduler: str | None = None, force: bool = False, quiet: bool = False,
         log=print, run_key: str | None = None, seeds: list | None = None,
-        only=None, batch: Batch) -> RunSummary:
-    """Run every unfinished cell of `spec` into `out`, then merge records.csv.gz. Workers
-    return each cell's rows, status and artifacts; this process writes them (atomically,
-    cell by cell, so an interrupted run resumes). backend `auto`: `resolve_backend`. The
-    cells come from `batch` (the spec resolved once, `drocli.cells.resolve`). A look of a
-    sequential plan (`drocli.until_decided`) takes the cells of `seeds` (the plan's first
-    n) and runs those `only(cell)` accepts (the solvers its undecided claims need); the
-    others are merged as they are. spec.yaml stays the spec. What the folder holds and
-    what the run leaves in it are drocli.folder's."""
+        only=None) -> RunSummary:
+    """Run every unfinished cell of `batch` (the spec resolved once, `drocli.cells.resolve`)
+    into `out`, then merge records.csv.gz. Workers return each cell's rows, status and
+    artifacts; this process writes them (atomically, cell by cell, so an interrupted run
+    resumes). backend `auto`: `resolve_backend`. A look of a sequential plan
+    (`drocli.until_decided`) takes the cells of `seeds` (the plan's first n) and runs those
+    `only(cell)` accepts (the solvers its undecided claims need); the others are merged as
+    they are. spec.yaml stays the spec. What the folder holds and what the run leaves in it
+    are drocli.folder's."""
     out = Path(out)
     backend = resolve_backend(backend, n_jobs)
     if n_jobs == 0 or n_jobs < -1:              # before the folder exists (joblib fails late)
@@ -218,20 +217,17 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     if len(set(ids)) != len(ids):
         raise DrocliError("two cells have identical settings", key="solvers",
                           fix="remove the duplicated solver entry or seed")
-    spec_text = dump_spec(spec)
-    spec_sha1 = manifest.spec_digest(spec_text)
-    found = folder.survey(out, cells, force=force, spec_sha1=spec_sha1, allowed=batch.ids,
+    found = folder.survey(out, cells, force=force, spec_sha1=batch.sha1, allowed=batch.ids,
                           only=only)
     cells, pending = found.cells, by_data(found.pending)
     if found.current:
-        ownership.mark(out, spec.name)          # marks a folder recorded before marks
-        log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells done and "
+        ownership.mark(out, batch.name)         # marks a folder recorded before marks
+        log(f"drocli: {batch.name} [{batch.profile}]: all {len(cells)} cells done and "
             f"records current -> {out}")
         return RunSummary(out, len(cells), len(cells), 0, [], records.records_path(out))
     if found.recorded is not None:   # same runs, revised claims / figures / text
-        folder.revise(out, spec, found.recorded, spec_text=spec_text, spec_sha1=spec_sha1,
-                      run_key=run_key)
-        log(f"drocli: {spec.name} [{spec.profile}]: all {len(cells)} cells already in the "
+        folder.revise(out, batch, found.recorded, run_key=run_key)
+        log(f"drocli: {batch.name} [{batch.profile}]: all {len(cells)} cells already in the "
             f"records; spec.yaml updated (claims, figures, text) -> {out}")
         return RunSummary(out, len(cells), len(cells), 0, [], records.records_path(out))
     remote = backend == "dask" and bool(scheduler or os.environ.get("DROCLI_DASK_SCHEDULER"))
@@ -246,19 +242,19 @@ def run(spec: Spec, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     try:
         if remote and pending:       # file-backed data live on the workers: check them there
             client.call(preflight, pending)
-        before = folder.begin(out, spec, pending=bool(pending), previous=found.manifest)
-        log(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
+        before = folder.begin(out, batch, pending=bool(pending), previous=found.manifest)
+        log(f"drocli: {batch.name} [{batch.profile}]: {len(cells)} cells, "
             f"{len(cells) - len(pending)} already done, {len(pending)} to run -> {out}")
         fresh = {k: v for k, v in found.known.items() if records.finished(v[0])}
-        failed = _run_pending(pending, out, spec, n_jobs, backend, client, quiet, log, fresh)
+        failed = _run_pending(pending, out, batch.blas_threads, n_jobs, backend, client,
+                              quiet, log, fresh)
     finally:
         if client is not None:
             client.close()
-    rec_path = folder.commit(out, spec, cells, fresh, before, spec_text=spec_text,
-                             spec_sha1=spec_sha1, run_key=run_key, n_jobs=n_jobs,
+    rec_path = folder.commit(out, batch, cells, fresh, before, run_key=run_key, n_jobs=n_jobs,
                              backend=backend)
     judged = None
-    if spec.claims:         # the verdicts as judged now, for readers without the plug-ins
+    if batch.claims:         # the verdicts as judged now, for readers without the plug-ins
         from drocli.verdicts import record_verdicts
 
         judged = record_verdicts(out)

@@ -6,6 +6,7 @@ folder's saved spec (`load_saved`) skips them, so reading results needs no plug-
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from typing import Any
 
@@ -162,3 +163,9 @@ def dump_spec(spec: Spec) -> str:
     order = list(type(spec).model_fields)
     data = {k: data[k] for k in order if k in data}
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+
+def spec_digest(spec_text: str) -> str:
+    """SHA-1 of the resolved spec's YAML (`spec_sha1`): a manifest of another spec is stale."""
+    return hashlib.sha1(spec_text.encode()).hexdigest()

@@ -39,9 +39,9 @@ def _seeds_present(out: Path) -> set[str]:
     return seeds
 
 
-def reached(spec, out: Path) -> int:
-    """The number of seeds of the last look the folder has begun (0: none)."""
-    plan = spec.plan()
+def reached(plan: dict | None, out: Path) -> int:
+    """The number of seeds of the last look of the sequential `plan` (`Spec.plan()`) the
+    folder has begun (0: none, or no plan)."""
     if plan is None:
         return 0
     have = _seeds_present(out)
@@ -54,9 +54,9 @@ def reached(spec, out: Path) -> int:
     return n
 
 
-def needed_labels(spec, claims) -> set[str]:
+def needed_labels(batch, claims) -> set[str]:
     """The labels the undecided claims compare (solver and others)."""
-    by_id = {c.id: c for c in spec.claims}
+    by_id = {c.id: c for c in batch.claims}
     out: set[str] = set()
     for r in claims:
         c = by_id.get(r.id)
@@ -71,26 +71,26 @@ def undecided(claims, looks: list[int]) -> list:
             and r.look.get("seeds", 0) < looks[-1]]
 
 
-def run_until_decided(spec, out: Path, *, log, batch, **run_kw):
+def run_until_decided(batch, out: Path, *, log, **run_kw):
     """Run the plan's looks into `out`; the last look's RunSummary. Every look takes its
     cells from `batch` (the spec resolved once, drocli.cells.resolve)."""
     from drocli import runner
     from drocli.verdicts import judge_folder
 
-    plan = spec.plan()
+    plan = batch.plan
     if plan is None:
         raise DrocliError("the spec has no sequential plan", key="sequential",
                           fix="add `sequential: {looks: [10, 20, 40], pool: \"1000-1039\"}` "
                               "(its first look is the number of `seeds`), or run without "
                               "--until-decided")
     looks, order = plan["looks"], plan["order"]
-    n = max(reached(spec, out), looks[0])
+    n = max(reached(plan, out), looks[0])
     labels = None
     retried = False
     while True:
-        log(f"drocli: {spec.name}: look {looks.index(n) + 1} of {len(looks)}, {n} seeds"
+        log(f"drocli: {batch.name}: look {looks.index(n) + 1} of {len(looks)}, {n} seeds"
             + (f", for {len(labels)} label(s) of undecided claims" if labels else ""))
-        summary = runner.run(spec, out, seeds=order[:n], log=log, batch=batch, **run_kw,
+        summary = runner.run(batch, out, seeds=order[:n], log=log, **run_kw,
                              only=None if labels is None else
                              (lambda c, labels=labels: c.label in labels))
         if summary.failed:
@@ -99,7 +99,7 @@ def run_until_decided(spec, out: Path, *, log, batch, **run_kw):
         open_ = undecided(judged.claims, looks)
         later = [r for r in open_ if r.look.get("seeds", 0) >= n]   # judged at this look
         if not open_:
-            log(f"drocli: {spec.name}: every claim decided or at the last look "
+            log(f"drocli: {batch.name}: every claim decided or at the last look "
                 f"({n} seeds)")
             return summary
         if n == looks[-1]:
@@ -107,8 +107,8 @@ def run_until_decided(spec, out: Path, *, log, batch, **run_kw):
         if not later:          # undecided claims whose look was not reached: finish it once
             if retried:
                 return summary
-            labels, retried = needed_labels(spec, open_), True
+            labels, retried = needed_labels(batch, open_), True
             continue
         n, retried = looks[looks.index(n) + 1], False
-        labels = needed_labels(spec, open_)
-        log(f"drocli: {spec.name}: {len(open_)} claim(s) undecided: next look {n} seeds")
+        labels = needed_labels(batch, open_)
+        log(f"drocli: {batch.name}: {len(open_)} claim(s) undecided: next look {n} seeds")

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 import yaml
 
-from drocli.manifest import spec_digest
+from drocli.spec_registry import spec_digest
 from tests.conftest import TINY_SPEC, call
 
 
