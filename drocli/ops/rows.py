@@ -31,6 +31,8 @@ SOFTMAX = 1
 # ------------------------------------------------------------------------------------------
 # scalar / vector helpers
 # ------------------------------------------------------------------------------------------
+# inlined into its callers: compiled apart, LLVM kept it a call, and at d = 10 the call cost
+# a full pass as much as its arithmetic (docs/benchmarks.md, Finite-sum throughput)
 @njit(cache=True, inline="always")
 def dot_row(X, r, w):
     """sum_j X[r, j] * w[j] in float64 (4 independent accumulators, fixed order)."""
