@@ -1,8 +1,9 @@
 """A spec read against the registry: its data, problem and solver names and typed parameters
 (grid values and paired values per panel included), the metrics its figures and claims read,
 and the resolved spec with the registry's defaults filled in (`dump_spec`, saved beside the
-results). `drocli.spec.resolve` runs these checks when a spec is loaded to run; a results
-folder's saved spec (`load_saved`) skips them, so reading results needs no plug-in."""
+results) with its digest (`spec_digest`, the manifest's spec_sha1). `drocli.spec.resolve`
+runs these checks when a spec is loaded to run; a results folder's saved spec (`load_saved`)
+skips them, so reading results needs no plug-in."""
 
 from __future__ import annotations
 
@@ -163,7 +164,6 @@ def dump_spec(spec: Spec) -> str:
     order = list(type(spec).model_fields)
     data = {k: data[k] for k in order if k in data}
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-
 
 
 def spec_digest(spec_text: str) -> str:
