@@ -79,18 +79,14 @@ def lsvrg_uniform_chunk(data, x, snap, U, coins, rho, step, n, dr, counter, ahea
     bits. Each choice of the two flags gets its own loop (`_uniform_steps` inlined with
     constants), so that no iteration tests them."""
     u = U[:, 0, 0]          # a one-dimensional view: its reads are cheaper than U's
-    if recompute:
-        if ahead:
-            calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, True,
-                                   True)
-        else:
-            calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, False,
-                                   True)
+    if ahead and recompute:
+        calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, True, True)
+    elif recompute:
+        calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, False, True)
     elif ahead:
         calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, True, False)
     else:
-        calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, False,
-                               False)
+        calls = _uniform_steps(data, x, snap, u, coins, rho, step, n, dr, counter, False, False)
     counter[0] += calls
 
 
