@@ -401,6 +401,8 @@ def _judge(results_dir, reference, rtol, atol, as_json, show_plan=False
             "cells": {"finished": completeness.finished, "total": completeness.total},
             "claims": [{**r.to_dict(), **({"note": note} if note else {})} for r in results],
             "summary": summary_counts(results),
+            "paper": None if judged.paper is None else
+            json.loads(judged.paper.to_json(orient="records")),
             "flags": [{"what": f.what, "line": f.line, "tampered": f.tampered}
                       for f in flags],
             "reference": None if reference is None else {
@@ -414,6 +416,10 @@ def _judge(results_dir, reference, rtol, atol, as_json, show_plan=False
         out.append("no claims in this spec: nothing to judge")
     out += [f"FLAG     {f.line}" for f in flags]
     out += [format_result(r) + (f" [{note}]" if note else "") for r in results]
+    if judged.paper is not None:
+        from drocli.paper_vs_ours import lines
+
+        out += lines(judged.paper)
     if note:
         err.append(f"drocli: {results_dir}: {note}; re-run `drocli run` to finish the rest")
     if reference is not None:

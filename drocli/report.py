@@ -56,6 +56,7 @@ class Page:
     flags: list = field(default_factory=list)   # flags.Flag: what was edited after the run
     seeds_used: int | None = None     # distinct seeds in the records (looks add to `seeds`)
     looks: list | None = None         # the sequential plan's looks, if any
+    paper: object = None              # the paper's numbers beside ours (paper_vs_ours)
 
 
 def _load(results_dir: Path) -> Page:
@@ -86,7 +87,8 @@ def _load(results_dir: Path) -> Page:
                 tests={c.id: c.test_text() for c in spec.claims}, flags=judged.flags,
                 effect_words={c.id: c.effect_text() for c in spec.claims},
                 seeds_used=int(df["seed"].nunique()) if df is not None and "seed" in df
-                else None, looks=list(spec.sequential.looks) if spec.sequential else None)
+                else None, looks=list(spec.sequential.looks) if spec.sequential else None,
+                paper=judged.paper)
 
 
 def _solver_times(df) -> dict[str, float]:
@@ -526,6 +528,7 @@ def seeds_note(page: Page) -> str:
 
 
 STATUS_COLORS = {"holds": "#d4edda", "fails": "#f8d7da", "not_reproduced": "#fde2c8",
+                 "unsupported": "#e2d9f3",
                  "inconclusive": "#eeeeee", "unexpectedly_holds": "#fff3b0",
                  "post_hoc": "#dbe8fb", "skipped": "#ffffff", "error": "#f4b6b6"}
 
@@ -588,6 +591,7 @@ def markdown(page: Page) -> str:
     lines += [f"| {k} | {cell(v)} |" for k, v in _provenance(page)]
     if page.description:
         lines += ["", "## Settings, deviations and stand-ins", "", md(page.description)]
+    lines += paper_section(page)
     shared = seeds_note(page)
     lines += ["", "## Verdicts", "", VERDICTS, ""]
     if shared:
@@ -624,6 +628,37 @@ def markdown(page: Page) -> str:
     if not page.figures:
         lines.append("(none)")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+PAPER_PNG = "paper_vs_ours.png"
+
+
+def paper_words(page: Page) -> str:
+    """What the section on the paper's numbers shows, and how the claims read them."""
+    data = page.paper["data"].iloc[0]
+    n = sum(bool(c.paper) for c in page.claims)
+    unsupported = sum(c.status == "unsupported" for c in page.claims)
+    why = (", so absolute values are not expected to agree and the order of the methods is "
+           "what compares" if data == "stand-in" else "")
+    return (f"The paper's own reported numbers beside ours ({len(page.paper)} values; our "
+            f"data: {data}{why}). Each claim whose "
+            f"subject they cover is read on them first ({n} claims): {unsupported} of them "
+            "say more than the paper's own numbers show and are NOT SUPPORTED BY THE "
+            "PAPER'S NUMBERS, whatever ours give (docs/verdicts.md, \"The paper's own "
+            "numbers\"). The picture: ours (y, mean and 95 % interval) against the paper's "
+            "(x, mean ± std), one point per method; Spearman's rank correlation in each "
+            "title.")
+
+
+def paper_section(page: Page) -> list[str]:
+    """The report's section on the paper's numbers: words, picture, table."""
+    from drocli.paper_vs_ours import markdown as table_md
+
+    if page.paper is None:
+        return []
+    return ["", "## The paper's numbers beside ours", "", md(paper_words(page)), "",
+            f"![paper versus ours]({_url(f'{page.name}/{PAPER_PNG}')})", "",
+            table_md(page.paper).rstrip("\n")]
 
 
 def _caption(page: Page, png: Path) -> tuple[str, str]:
@@ -716,7 +751,8 @@ def html_page(page: Page) -> str:
     dirty += "".join(f'<p class="dirty">Flag. {e(f.line)}</p>' for f in page.flags)
     body = (f"<h1>{e(page.title)}</h1>{dirty}<p>Results folder <code>{e(page.name)}</code>."
             + (f" <strong>{e(page.note)}</strong>" if page.note else "") + "</p>"
-            f"<table>{rows}</table>{desc}<h2>Verdicts</h2><p>{e(VERDICTS)}</p>"
+            f"<table>{rows}</table>{desc}{paper_html(page)}<h2>Verdicts</h2>"
+            f"<p>{e(VERDICTS)}</p>"
             + (f"<p>Every interval below: {e(shared)}.</p>" if shared else "")
             + "<table><tr><th>claim</th><th>status</th><th>compared with</th><th>effect</th>"
             f"<th>interval</th><th>verdict</th></tr>{''.join(claims)}</table>"
@@ -726,6 +762,27 @@ def html_page(page: Page) -> str:
                f"<th>the paper's words</th></tr>{judges}</table>" if judges else "")
             + f"<h2>Figures</h2>{figs or '<p>(none)</p>'}")
     return _html_page(page.title, body)
+
+
+def paper_html(page: Page) -> str:
+    """paper_section in HTML."""
+    if page.paper is None:
+        return ""
+    e = _esc
+    head = ("<tr><th>method</th><th>setting</th><th>metric</th><th>paper (as printed)</th>"
+            "<th>ours, mean [95 % CI]</th><th>seeds</th><th>ours - paper, in paper stds</th>"
+            "<th>data</th><th>source</th></tr>")
+    from drocli.paper_vs_ours import _num
+
+    rows = "".join(
+        f"<tr><td>{e(r.label)}</td><td>{e(r.setting or '')}</td><td>{e(r.metric)}</td>"
+        f"<td>{e(r.printed)}</td><td class=\"num\">{_num(r.ours)} [{_num(r.ours_lo)}, "
+        f"{_num(r.ours_hi)}]</td><td>{r.ours_n}</td><td class=\"num\">{_num(r.z)}</td>"
+        f"<td>{e(r.data)}</td><td>{e(r.source)}</td></tr>"
+        for r in page.paper.itertuples(index=False))
+    return (f"<h2>The paper's numbers beside ours</h2><p>{e(paper_words(page))}</p>"
+            f'<figure><img src="{e(_url(f"{page.name}/{PAPER_PNG}"))}" alt="paper versus '
+            f'ours"></figure><table>{head}{rows}</table>')
 
 
 def totals(pages: list[Page]) -> dict:
@@ -856,10 +913,26 @@ def _copy_figures(page: Page, out: Path) -> list[str]:
             atomic_write(target, lambda fh, data=data: fh.write(data))
         keep.add(f.name)
         links.append(f"{page.name}/{f.name}")
+    if page.paper is not None:
+        keep.add(PAPER_PNG)
+        _draw_paper(page, dest / PAPER_PNG)
     for old in dest.glob("*.png"):
         if old.name not in keep:
             old.unlink()
     return links
+
+
+def _draw_paper(page: Page, target: Path) -> None:
+    """The picture of ours against the paper's, written only when its bytes change."""
+    import tempfile
+
+    from drocli.atomic import atomic_write
+    from drocli.paper_vs_ours import draw
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data = draw(page.paper, Path(tmp) / PAPER_PNG, title=page.title).read_bytes()
+    if not target.is_file() or target.read_bytes() != data:
+        atomic_write(target, lambda fh: fh.write(data))
 
 
 LISTED = ".drocli-report.json"      # in `out`: the pages the last `write` left there

@@ -34,6 +34,7 @@ from drocli.errors import DrocliError, did_you_mean
 from drocli.files import MAX_SPEC_BYTES
 from drocli.layout import NAME_PATTERN  # one safe path component
 from drocli.overrides import _child, apply_override, parse_set, select  # noqa: F401 (API here)
+from drocli.reported import ReportedSpec, attach
 from drocli.safe_yaml import (  # noqa: F401 -- kept importable from here
     MAX_ALIASES,
     MAX_DEPTH,
@@ -298,6 +299,8 @@ class Spec(_Strict):
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     tuning: TuningSpec | None = None
     sequential: SequentialPlan | None = None
+    # the paper's own reported numbers this folder is compared with (drocli.reported)
+    reported: ReportedSpec | None = None
     # named settings (e.g. rotation, C=2), each dotted overrides as --set; every case runs,
     # its name is the records column `setting`
     cases: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -495,6 +498,7 @@ def load_saved(path: str | Path) -> Spec:
 def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
             solvers=(), data=()) -> Spec:
     raw = copy.deepcopy(raw)
+    known = _names_before_profile(raw)
     profiles = raw.get("profiles") or {}
     if not isinstance(profiles, dict):
         raise DrocliError("profiles must be a mapping of name -> overrides", file=file,
@@ -528,12 +532,25 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
     except ValidationError as e:
         _raise_validation(e, file, raw)
     check_cell_count(spec, file)
+    if spec.reported is not None and spec.reported.rows is None:
+        attach(spec.reported, spec_file=file, labels=spec.labels(), cases=list(spec.cases),
+               metrics=list(spec.metrics), known_labels=sorted({*spec.labels(), *known[0]}),
+               known_cases=sorted({*spec.cases, *known[1]}))
     validate_outputs(spec, file)
     check_names(spec, file)
     for name, case in spec.case_specs(file):
         if name is not None:
             check_names(case, f"{file} (cases.{name})")
     return spec
+
+
+def _names_before_profile(raw: dict) -> tuple[set, set]:
+    """The solver labels and case names of the spec file as written (a profile may run
+    fewer; `reported:` may still name the others)."""
+    solvers = raw.get("solvers") if isinstance(raw.get("solvers"), list) else []
+    labels = {str(s.get("label") or s.get("name")) for s in solvers if isinstance(s, dict)}
+    cases = raw.get("cases") if isinstance(raw.get("cases"), dict) else {}
+    return labels, {str(c) for c in cases}
 
 
 CASE_BASE = "base"     # in a case: the case whose overrides it starts from

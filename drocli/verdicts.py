@@ -1,7 +1,8 @@
 """The verdicts of a results folder, judged once by one code path for `check`, `check
 --json` and `report`: the saved spec's claims on the records, with the manifest's claim
 registrations, the spec's tuning seeds and those any tuning in the repository used
-(drocli.registration, drocli.tuning_records), and the folder's flags (drocli.flags)."""
+(drocli.registration, drocli.tuning_records), the paper's own numbers the spec names
+(drocli.reported, drocli.claims.paper), and the folder's flags (drocli.flags)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class Judged:
     manifest: dict
     claims: list          # ClaimResult
     flags: list           # flags.Flag: edits after the run
+    paper: object = None  # the paper's numbers beside ours (drocli.paper_vs_ours.frame)
 
 
 def judge_folder(results_dir: Path) -> Judged:
@@ -37,10 +39,24 @@ def judge_folder(results_dir: Path) -> Judged:
         man = {}
     tuning = tuning_seeds(spec, results_dir)
     from drocli.claims import recorded
+    from drocli.claims.paper import apply
 
-    claims = evaluate_claims(df, spec.claims, spec.profile, manifest=man, tuning=tuning,
-                             plan=spec.plan(), recorded=recorded.read(results_dir))
-    return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df))
+    claims = apply(evaluate_claims(df, spec.claims, spec.profile, manifest=man, tuning=tuning,
+                                   plan=spec.plan(), recorded=recorded.read(results_dir)),
+                   spec.claims, paper_records(spec), spec.profile)
+    from drocli import paper_vs_ours
+
+    return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df),
+                  paper_vs_ours.frame(df, spec))
+
+
+def paper_records(spec):
+    """The paper's own numbers of the spec's `reported:` block as records; None without."""
+    from drocli.claims.paper import paper_records as as_records
+    from drocli.reported import frame
+
+    reported = frame(spec)
+    return None if reported is None else as_records(reported, spec.name)
 
 
 def tuning_seeds(spec, results_dir: Path) -> dict | None:

@@ -49,7 +49,7 @@ from drocli.errors import DrocliError
 from drocli.registry import Params
 
 STATUSES = ("holds", "fails", "inconclusive", "not_reproduced", "unexpectedly_holds",
-            "skipped")
+            "unsupported", "skipped")
 Scalar = str | int | float | bool
 
 
@@ -258,6 +258,9 @@ class ClaimResult:
     look: dict = field(default_factory=dict)
     # the per-seed summaries judged: label (@ panel) -> {seed: value} (inference.note)
     summaries: dict = field(default_factory=dict, repr=False)
+    # the claim read on the paper's own reported numbers (drocli.claims.paper): status
+    # supported / unsupported, detail, values, and for an unsupported claim our verdict
+    paper: dict = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -278,6 +281,7 @@ class ClaimResult:
                 "registration": self.registration, "tuned_on": self.tuned_on,
                 "multiplicity": MULTIPLICITY if len(self.effects) > 1 else None,
                 **({"look": self.look} if self.look else {}),
+                **({"paper": self.paper} if self.paper else {}),
                 "summaries": self.summaries}
 
 
@@ -626,6 +630,7 @@ def _status(verdict: str, reproduced: bool) -> str:
 
 
 TAGS = {"holds": "HOLDS", "fails": "FAILS", "inconclusive": "INCONCLUSIVE",
+        "unsupported": "NOT SUPPORTED BY THE PAPER'S NUMBERS",
         "not_reproduced": "NOT REPRODUCED (expected)",
         "unexpectedly_holds": "UNEXPECTEDLY HOLDS (marked not reproduced)",
         "skipped": "SKIPPED", "error": "ERROR"}
@@ -642,6 +647,10 @@ def format_result(r: ClaimResult) -> str:
     if r.post_hoc and r.status != "fails":
         tag += " [POST HOC]"
     line = f"{tag}  {r.id}: {r.detail}"
+    if r.status == "unsupported":
+        ours = r.paper.get("ours", {})
+        line = (f"{tag}  {r.id}: the paper's own numbers: {r.paper.get('detail')}; ours: "
+                f"{TAGS.get(ours.get('status'), '?')} {ours.get('detail', '')}")
     if r.status == "unexpectedly_holds":
         line += f" [{UNEXPECTED_HINT}]"
     reg = r.registration
@@ -661,16 +670,19 @@ def format_result(r: ClaimResult) -> str:
 
 SUMMARY_ORDER = (("holds", "hold"), ("not_reproduced", "not reproduced"),
                  ("inconclusive", "inconclusive"), ("post_hoc", "post hoc"),
-                 ("unexpectedly_holds", "unexpectedly hold"), ("fails", "fail"),
+                 ("unexpectedly_holds", "unexpectedly hold"),
+                 ("unsupported", "not supported by the paper's numbers"), ("fails", "fail"),
                  ("error", "judged with an error"), ("skipped", "skipped"))
 
 
 def summary_counts(results: list[ClaimResult]) -> dict[str, int]:
     """Claims per summary bucket: a post-hoc claim (not confirmed) counts as post hoc
-    whatever its verdict, except a failure, which always counts as one."""
+    whatever its verdict, except a failure, which always counts as one, and a claim the
+    paper's own numbers do not support, which counts as that."""
     counts = {k: 0 for k, _ in SUMMARY_ORDER}
     for r in results:
-        key = "post_hoc" if r.post_hoc and r.status not in ("fails", "error") else r.status
+        key = "post_hoc" if r.post_hoc and r.status not in ("fails", "error", "unsupported") \
+            else r.status
         counts[key] = counts.get(key, 0) + 1
     return counts
 
