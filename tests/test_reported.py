@@ -294,3 +294,48 @@ def test_check_and_report_show_the_papers_numbers(tmp_path, capsys):
     page = (tmp_path / "rep" / "out.md").read_text()
     assert "## The paper's numbers beside ours" in page
     assert (tmp_path / "rep" / "out" / "paper_vs_ours.png").stat().st_size > 1000
+
+
+# --- a size per panel ---------------------------------------------------------------------
+
+def test_each_panel_has_its_own_size():
+    """Two panels in different units: a loss gap 0.05 (margin 0.01 there) and a parity gap
+    0.5 points (margin 0.2 there). One margin for both (0.01) would make the parity panel
+    trivially easy; 0.2 would make the loss panel impossible. With its own size each panel
+    holds, on ours (8 seeds, noise 0.01) and on the paper's means."""
+    from drocli.claims import evaluate_claims
+    from drocli.claims.paper import paper_records, read
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for metric, a, b in (("loss", 1.0, 1.05), ("parity", 3.0, 3.5)):
+        for seed in range(8):
+            for lab, v in (("A", a), ("B", b)):
+                rows.append({"experiment": "x", "cell": f"{metric}{lab}{seed}", "solver": lab,
+                             "label": lab, "dataset": "d", "seed": seed, "step": 1,
+                             "oracle_calls": 1.0, "time_s": 0.0, "metric": metric,
+                             "value": v + 0.01 * rng.standard_normal(), "setting": "s"})
+    ours = pd.DataFrame(rows)
+    panels = [{"metric": "loss", "margin": 0.01}, {"metric": "parity", "margin": 0.2}]
+    claim = _claim(metric="loss", margin=0.01, panels=panels)
+    got = evaluate_claims(ours, [claim.model_dump(mode="json")], "paper")[0]
+    assert got.status == "holds", got.detail
+    too_big = _claim(metric="loss", margin=0.2,
+                     panels=[{"metric": "loss"}, {"metric": "parity"}])
+    assert evaluate_claims(ours, [too_big.model_dump(mode="json")], "paper")[0].status \
+        == "fails"
+    paper = paper_records(_paper({("A", "s", "loss"): 1.0, ("B", "s", "loss"): 1.05,
+                                  ("A", "s", "parity"): 3.0, ("B", "s", "parity"): 3.5}))
+    reading = read(claim, paper, "paper")
+    assert reading["status"] == "supported"
+    assert "(size: margin 0.01)" in reading["detail"] and "(size: margin 0.2)" in \
+        reading["detail"]
+
+
+def test_a_panel_size_the_kind_lacks_is_refused():
+    from drocli.errors import DrocliError
+
+    with pytest.raises(DrocliError, match="panels\\[0\\] sets 'margin'"):
+        _claim(kind="reach_first", level=1.2, panels=[{"setting": "s", "margin": 0.1}])
+    with pytest.raises(DrocliError, match="must be a number"):
+        _claim(panels=[{"setting": "s", "margin": "big"}])

@@ -96,7 +96,9 @@ class ClaimBase(Params):
     panels: list[dict[str, Scalar]] | None = Field(
         None, description="judge the claim in each of these panels (records columns -> "
         "value) apart: it holds only if it holds in every one, and is refuted if refuted in "
-        "any (Bonferroni over panels x others); e.g. 'always' over a figure's panels")
+        "any (Bonferroni over panels x others); e.g. 'always' over a figure's panels; a "
+        "panel may set its own `metric` and its own size (`margin`, `factor`), from its own "
+        "range and in its own units")
     panels_needed: int | None = Field(
         None, ge=1, description="with panels: the claim holds if it holds in at least this "
         "many of them ('in most cases': more than half), each panel judged at "
@@ -118,6 +120,14 @@ class ClaimBase(Params):
                 not self.panels or self.panels_needed > len(self.panels)):
             raise ValueError(f"panels_needed {self.panels_needed} needs at least that many "
                              f"panels, the claim has {len(self.panels or [])}")
+        for i, panel in enumerate(self.panels or []):
+            for k in PANEL_SIZES:
+                if k in panel and k not in type(self).model_fields:
+                    raise ValueError(f"panels[{i}] sets {k!r}, which kind {self.kind!r} "
+                                     "does not have")
+                if k in panel and (isinstance(panel[k], bool)
+                                   or not isinstance(panel[k], (int, float))):
+                    raise ValueError(f"panels[{i}].{k} must be a number, got {panel[k]!r}")
         return self
 
     @property
@@ -563,8 +573,17 @@ def panels_set_metric(claim) -> bool:
     return bool(claim.panels) and all("metric" in p for p in claim.panels)
 
 
+PANEL_SIZES = ("margin", "factor")     # a panel's own size, not a records column
+
+
+def panel_parts(panel: dict) -> tuple[dict, dict]:
+    """A panel's records filter (columns -> value, its metric included) and its own size."""
+    return ({k: v for k, v in panel.items() if k not in PANEL_SIZES},
+            {k: v for k, v in panel.items() if k in PANEL_SIZES})
+
+
 def _panel_name(panel: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in panel.items())
+    return ", ".join(f"{k}={v}" for k, v in panel_parts(panel)[0].items())
 
 
 def _in_panels(rows, claim: ClaimBase, result, reproduced: bool, judged: dict):
@@ -586,8 +605,13 @@ def _in_panels(rows, claim: ClaimBase, result, reproduced: bool, judged: dict):
     point_held, held, refuted = 0, 0, 0
     for i, panel in enumerate(claim.panels):
         name = _panel_name(panel)
-        sub = apply_filter(rows, panel, where=f"claims[{claim.id}].panels[{i}]")
-        r = _judge_rows(sub, one, result, reproduced)
+        filt, size = panel_parts(panel)
+        sub = apply_filter(rows, filt, where=f"claims[{claim.id}].panels[{i}]")
+        mine = one
+        if size:
+            mine = one.model_copy(update=size)
+            mine._family = k
+        r = _judge_rows(sub, mine, result, reproduced)
         if r.status == "skipped":
             return result("skipped", f"panel {name}: {r.detail}")
         point_held += r.point_status in ("holds", "unexpectedly_holds")

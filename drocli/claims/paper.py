@@ -50,7 +50,7 @@ def paper_records(reported, experiment: str = "paper"):
 def read(claim, records, profile: str) -> dict | None:
     """The claim read on the paper's records (paper_records): {status: supported |
     unsupported, detail, values}; None when they do not cover its subject."""
-    from drocli.claims import evaluate_claim, validate_claim
+    from drocli.claims import evaluate_claim, panel_parts, validate_claim
 
     if records is None or claim.kind not in FINAL_KINDS or getattr(claim, "opaque", False):
         return None
@@ -59,7 +59,8 @@ def read(claim, records, profile: str) -> dict | None:
         "metric" in p for p in claim.panels) else [claim.metric]
     if any(m not in metrics for m in needed):
         return None
-    columns = {*claim.filter, *(k for p in (claim.panels or []) for k in p)} - {"metric"}
+    columns = {*claim.filter, *(k for p in (claim.panels or []) for k in panel_parts(p)[0])
+               } - {"metric"}
     if any(c not in records.columns for c in columns):
         return None
     raw = claim.model_dump(mode="json", exclude_none=True)
@@ -70,22 +71,27 @@ def read(claim, records, profile: str) -> dict | None:
     parts, values, held = [], {}, 0
     for panel in panels:
         one = copy.deepcopy(raw)
-        if "metric" in panel:
-            one["metric"] = panel["metric"]
-        one["filter"] = {**one.get("filter", {}), **{k: v for k, v in panel.items()
+        filt, own = panel_parts(panel)
+        one.update(own)
+        if "metric" in filt:
+            one["metric"] = filt["metric"]
+        one["filter"] = {**one.get("filter", {}), **{k: v for k, v in filt.items()
                                                       if k != "metric"}}
         try:
-            res = evaluate_claim(records, validate_claim(one), profile)
+            valid = validate_claim(one)
+            res = evaluate_claim(records, valid, profile)
         except DrocliError:
             return None
         if res.status in ("skipped", "error"):
             return None
-        name = ", ".join(f"{k}={v}" for k, v in panel.items())
+        name = ", ".join(f"{k}={v}" for k, v in filt.items())
         held += res.point_status == "holds"
-        parts.append((f"[{name}] " if name else "") + _detail(res.detail))
+        parts.append((f"[{name}] " if name else "") + _detail(res.detail)
+                     + (f" ({size(valid)})" if own else ""))
         values.update({(f"{k} @ {name}" if name else k): float(v)
                        for k, v in res.values.items()})
-    detail = " | ".join(parts) + f" ({size(claim)})"
+    detail = " | ".join(parts) + (f" ({size(claim)})" if not any(
+        panel_parts(p)[1] for p in panels) else "")
     if len(panels) > 1:
         detail = f"{held} of {len(panels)} panels show it, {needed} needed: " + detail
     return {"status": "supported" if held >= needed else "unsupported", "detail": detail,

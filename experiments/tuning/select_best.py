@@ -8,8 +8,10 @@ The records of several runs (e.g. a grid and its refinement) are pooled. For eve
 data panel (the --by columns), the mean over seeds of the metric at each cell's last
 checkpoint is computed per swept setting (step, osmd_lr, ...); a diverged cell (non-finite
 last value) counts as +inf, so a setting is only eligible when every seed finished. Prints
-one line per (method, panel): the best setting, its mean and the runner-up, then a
-YAML-ready nested table {by1: {v: {by2: {v: value}}}} per swept parameter.
+one line per (method, panel): the best setting, its mean and the runner-up, and whether it
+sits on its grid's edge (then the grid is extended), then a YAML-ready nested table
+{by1: {v: {by2: {v: value}}}} per swept parameter. Paper 003's Table 1 procedure:
+`--metric max_loss_train --by setting` on experiments/tuning/omd_tch_fl_*_table1.yaml.
 """
 
 from __future__ import annotations
@@ -76,9 +78,12 @@ def main(argv=None):
             "; runner-up " + ", ".join(f"{float(x):g}" for x in nxt)
             + f" ({means['label'].iloc[1]}) {means['mean'].iloc[1]:.4f}")
         setting = ", ".join(f"{k}={float(x):g}" for k, x in zip(keys, best, strict=True))
+        edges = [k for k, x in zip(keys, best, strict=True) if g[k].nunique() > 1
+                 and float(x) in (float(g[k].min()), float(g[k].max()))]
+        edge = f" [ON THE GRID'S EDGE in {', '.join(edges)}: extend the grid]" if edges else ""
         print(f"{method:>10} [{where}]: best {setting} ({means['label'].iloc[0]}) "
               f"mean {means['mean'].iloc[0]:.4f} over {int(means['count'].iloc[0])} seeds"
-              f"{runner}")
+              f"{runner}{edge}")
         for k, val in zip(keys, best, strict=True):
             node = tables.setdefault(method, {}).setdefault(k, {})
             for c, p in zip(by[:-1], panel[:-1], strict=True):
