@@ -235,6 +235,13 @@ def flags(c) -> str:
                    "fixed (" + ", ".join(map(str, reg.get("confirmed_seeds", []))) + ")")
     if c.tuned_on:
         out.append("judged on tuning seed(s) " + ", ".join(map(str, c.tuned_on)))
+    paper = getattr(c, "paper", None) or {}
+    if paper.get("status") == "supported":
+        out.append("the paper's own numbers show it")
+    elif paper.get("status") == "unsupported":
+        ours = paper.get("ours", {})
+        out.append(f"the paper's own numbers do not show it: {paper.get('detail', '')}; on "
+                   f"ours alone: {ours.get('status', '?').replace('_', ' ')}")
     return "; ".join(out)
 
 

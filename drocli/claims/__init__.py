@@ -689,6 +689,8 @@ def format_result(r: ClaimResult) -> str:
     if r.tuned_on:
         line += (f" [judged on seed(s) {', '.join(map(str, r.tuned_on))} that tuning used: "
                  f"run held-out seeds]")
+    if r.paper.get("status") == "supported":
+        line += " [the paper's own numbers show it too]"
     return line
 
 
