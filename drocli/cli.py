@@ -531,6 +531,7 @@ def report(results_dirs, out, readme, check):
 
     from drocli import report as rep
 
+    results_dirs = rep.distinct(results_dirs)     # a folder given twice is reported once
     if check:
         if readme is None:
             raise DrocliError("--check needs --readme", key="--check",

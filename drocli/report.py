@@ -1048,6 +1048,18 @@ def _prune(out: Path, keep: set[str]) -> None:
                 pass
 
 
+def distinct(results_dirs) -> list[Path]:
+    """The folders in order, each once: the same folder named twice (or by two paths, a
+    link included) is one page and counts once in the totals."""
+    seen, out = set(), []
+    for d in results_dirs:
+        key = os.path.realpath(d)
+        if key not in seen:
+            seen.add(key)
+            out.append(Path(d))
+    return out
+
+
 def write(results_dirs: list[Path], out: Path) -> list[Page]:
     """The pages and the index (Markdown and HTML) under `out`, the figures copied into
     `out/<folder>/` and linked relatively: the folder stays whole when moved or copied.

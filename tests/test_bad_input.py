@@ -39,7 +39,8 @@ CASES = [
      "max_risk_test"),
     ("name=..", "name", "pattern"),                  # would write into results/'s parent
     ("claims[0].confidence=2", "claims[0].confidence", "less than 1"),
-    ("claims[0].factor=-1", "claims[0].factor", "greater than 0"),
+    ("claims[0].factor=-1", "claims[0].factor", "greater than or equal to 0.000001"),
+    ("claims[0].factor=1e200", "claims[0].factor", "less than or equal to 1000000"),
     ("claims[0].source=x", "claims[0].source", "Source"),
     ("claims[0].source={where: S, quote: a paper sentence}", "claims[0].source.where",
      "at least 2"),

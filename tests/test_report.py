@@ -267,3 +267,15 @@ def test_user_text_cannot_inject_markup(tiny_spec, tmp_path):
     for bad in ("<script>", "<img", "](javascript:", "| extra |"):
         assert bad not in md, bad
     assert "&lt;script&gt;" in md
+
+
+def test_a_folder_given_twice_counts_once(tiny_spec, tmp_path):
+    """`report O O` (or O and a link to O) is one page and one line of totals (issue 56)."""
+    out, rep = tmp_path / "res", tmp_path / "report"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    (tmp_path / "link").symlink_to(out)
+    assert call("report", out, out, tmp_path / "link", "--out", rep) == 0
+    assert _refs(rep / "index.html").links == ["res.html"]
+    once = tmp_path / "once"
+    assert call("report", out, "--out", once) == 0
+    assert (rep / "index.md").read_text() == (once / "index.md").read_text()

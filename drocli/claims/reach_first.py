@@ -33,7 +33,7 @@ class ReachFirst(ClaimBase):
     direction: Literal["below", "above"] = Field(
         "below", description="reach = fall to the level (below) or rise to it (above)")
     x: str = Field("oracle_calls", description="the records column the curves run along")
-    factor: float = Field(1.0, gt=0, le=1, description="the solver must reach it before "
+    factor: float = Field(1.0, ge=1e-6, le=1, description="the solver must reach it before "
                           "factor x the other's x (e.g. 0.5: in half the budget)")
 
     def quantity(self) -> str:

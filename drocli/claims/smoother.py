@@ -23,7 +23,7 @@ class Smoother(ClaimBase):
     x: str = Field("oracle_calls", description="the records column the curves run along")
     measure: Literal["tv", "excess"] = Field(
         "tv", description="tv = total variation; excess = TV - |net change| (wiggles only)")
-    factor: float = Field(1.0, gt=0, le=1, description="the solver's variation must lie "
+    factor: float = Field(1.0, ge=1e-6, le=1, description="the solver's variation must lie "
                           "below factor x the other's (the claim's size: 0.95 for a visible "
                           "difference, 0.5 for 'significantly steadier')")
 

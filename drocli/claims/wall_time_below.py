@@ -17,7 +17,7 @@ class WallTimeBelow(ClaimBase):
     needs_metric = False
 
     kind: Literal["wall_time_below"]
-    factor: float = Field(1.0, gt=0, description="solver time < factor x the other's")
+    factor: float = Field(1.0, ge=1e-6, le=1e6, description="solver time < factor x the other's")
 
     def quantity(self) -> str:
         return "time_s at the last checkpoint (warm-up excluded)"
