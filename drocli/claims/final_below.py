@@ -22,7 +22,8 @@ class FinalBelow(ClaimBase):
                           "(negative: may lose by up to |margin|)")
     direction: Literal["below", "above"] = Field(
         "below", description="better = lower (below) or higher (above)")
-    factor: float = Field(1.0, ge=1e-6, le=1e6, description="compare with factor x the other's value "
+    factor: float = Field(1.0, ge=1e-6, le=1e6,
+                          description="compare with factor x the other's value "
                           "(e.g. 1.05 below: at most 5 % above it)")
 
     def quantity(self) -> str:
