@@ -19,6 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# the pilot a spec's sizes were measured on, where it is not results/<spec>
+PILOT = {"omd_tch_fl_cifar10": "omd_tch_fl_cifar10-table1"}
 # spec, claim id, fraction of R (0.02 = V, 0.1 = S), sign of the margin, R's definition
 CLAIMS = [
     ("as_lsvrg_fig1", "opt_lsvrg_below_opt_sgd_rightmost", 0.02, 1, "curve"),
@@ -76,7 +78,7 @@ def sizes() -> list[tuple[str, str, list[tuple[dict, float, float]]]]:
     for name, cid, frac, sign, how in CLAIMS:
         spec = load_spec(ROOT / "experiments" / f"{name}.yaml")
         claim = next(c for c in spec.claims if c.id == cid)
-        records = read_checked(ROOT / "results" / name)[0]
+        records = read_checked(ROOT / "results" / PILOT.get(name, name))[0]
         rows = []
         for panel in claim.panels:
             r = panel_range(records, claim, panel, how,
