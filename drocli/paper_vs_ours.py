@@ -13,23 +13,21 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-
 CONFIDENCE = 0.95
+PNG = "paper_vs_ours.png"     # the picture's file, in the report's folder of the page
 
 
-def frame(records, spec):
+def frame(records, rep, data: str):
     """One row per reported number our records hold: label, setting, metric, printed,
     paper, paper_std, paper_n, ours, ours_lo, ours_hi, ours_n, z (ours - paper in paper
-    stds), source, data. None when the spec reports nothing or our records hold none of
-    it."""
+    stds), source, data. `rep`: the paper's numbers (drocli.reported.frame); `data`: ours
+    is the paper's or a stand-in. None when there are none or our records hold none."""
+    import numpy as np
     import pandas as pd
 
     from drocli.claims.inference import t_quantile
     from drocli.plots.finals import final_frame
-    from drocli.reported import frame as reported_frame
 
-    rep = reported_frame(spec)
     if rep is None:
         return None
     metrics = [m for m in dict.fromkeys(rep["metric"])
@@ -58,7 +56,7 @@ def frame(records, spec):
                     "paper_std": std, "paper_n": r.n_seeds, "ours": mean,
                     "ours_lo": mean - half, "ours_hi": mean + half, "ours_n": int(v.size),
                     "z": (mean - r.value) / std if std and std > 0 else math.nan,
-                    "source": r.source, "data": spec.reported.data})
+                    "source": r.source, "data": data})
     return pd.DataFrame(out) if out else None
 
 
@@ -94,29 +92,39 @@ def lines(table) -> list[str]:
     return out
 
 
+HEADER = ("method", "setting", "metric", "paper (as printed)", "ours, mean [95 % CI]", "seeds",
+          "ours - paper, in paper stds", "data", "source")
+NUMERIC = (4, 6)     # the columns of numbers (right-aligned in HTML)
+
+
+def cells(table) -> list[tuple[str, ...]]:
+    """The table's rows as text, in HEADER's order (the report writes them as Markdown and
+    as HTML)."""
+    return [(str(r.label), "" if r.setting is None else str(r.setting), str(r.metric),
+             str(r.printed), f"{_num(r.ours)} [{_num(r.ours_lo)}, {_num(r.ours_hi)}]",
+             str(r.ours_n), _num(r.z), str(r.data), str(r.source))
+            for r in table.itertuples(index=False)]
+
+
 def markdown(table) -> str:
     """The report's table: the paper's value as printed, ours with its interval, the
     difference in the paper's stds, and where the paper prints it."""
-    head = ("| method | setting | metric | paper (as printed) | ours, mean [95 % CI] | seeds "
-            "| ours - paper, in paper stds | data | source |\n"
-            "|---|---|---|---|---|---|---|---|---|\n")
-    rows = []
-    for r in table.itertuples(index=False):
-        rows.append(f"| {r.label} | {r.setting if r.setting is not None else ''} | "
-                    f"{r.metric} | {r.printed} | {_num(r.ours)} [{_num(r.ours_lo)}, "
-                    f"{_num(r.ours_hi)}] | {r.ours_n} | {_num(r.z)} | {r.data} | "
-                    f"{r.source} |")
-    return head + "\n".join(rows) + "\n"
+    line = "| {} |\n".format
+    return (line(" | ".join(HEADER)) + "|" + "---|" * len(HEADER) + "\n"
+            + "".join(line(" | ".join(row)) for row in cells(table)))
 
 
-def draw(table, path: Path, title: str = "") -> Path:
-    """Ours against the paper's, per method, one panel per setting and metric: x the
-    paper's mean ± its std, y our mean with its 95 % interval; Spearman's rho in each
-    title."""
+def draw(table, out_dir: Path, title: str = "") -> Path:
+    """out_dir/paper_vs_ours.png: ours against the paper's, per method, one panel per
+    setting and metric: x the paper's mean ± its std, y our mean with its 95 % interval;
+    Spearman's rho in each title. Saved as every figure is (drocli.plotting.save_figure)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
+
+    from drocli.plotting import save_figure
 
     rho = rank_agreement(table)
     keys = list(rho)
@@ -150,7 +158,7 @@ def draw(table, path: Path, title: str = "") -> Path:
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    try:
+        return save_figure(fig, out_dir, Path(PNG).stem, ["png"], 110, title)[0]
+    finally:
+        plt.close(fig)

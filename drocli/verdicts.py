@@ -38,25 +38,18 @@ def judge_folder(results_dir: Path) -> Judged:
     except DrocliError:
         man = {}
     tuning = tuning_seeds(spec, results_dir)
-    from drocli.claims import recorded
-    from drocli.claims.paper import apply
-
-    claims = apply(evaluate_claims(df, spec.claims, spec.profile, manifest=man, tuning=tuning,
-                                   plan=spec.plan(), recorded=recorded.read(results_dir)),
-                   spec.claims, paper_records(spec), spec.profile)
     from drocli import paper_vs_ours
-
-    return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df),
-                  paper_vs_ours.frame(df, spec))
-
-
-def paper_records(spec):
-    """The paper's own numbers of the spec's `reported:` block as records; None without."""
-    from drocli.claims.paper import paper_records as as_records
+    from drocli.claims import recorded
+    from drocli.claims.paper import apply, paper_records
     from drocli.reported import frame
 
-    reported = frame(spec)
-    return None if reported is None else as_records(reported, spec.name)
+    reported = frame(spec)        # the paper's own numbers, None without `reported:`
+    paper = None if reported is None else paper_records(reported, spec.name)
+    claims = apply(evaluate_claims(df, spec.claims, spec.profile, manifest=man, tuning=tuning,
+                                   plan=spec.plan(), recorded=recorded.read(results_dir)),
+                   spec.claims, paper, spec.profile)
+    return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df),
+                  paper_vs_ours.frame(df, reported, spec.reported and spec.reported.data))
 
 
 def tuning_seeds(spec, results_dir: Path) -> dict | None:

@@ -242,7 +242,7 @@ def test_a_claim_the_paper_does_not_support_is_never_a_failure():
 # --- ours beside the paper's --------------------------------------------------------------
 
 class _Spec:
-    """The two attributes paper_vs_ours reads of a spec."""
+    """A spec's `reported:` block, as drocli.reported.frame reads it."""
 
     def __init__(self, reported_rows):
         from drocli.reported import ReportedRow, ReportedSpec
@@ -257,13 +257,14 @@ def test_ours_beside_the_papers():
     from scipy import stats
 
     from drocli.paper_vs_ours import frame, lines, markdown
+    from drocli.reported import frame as reported
 
     a, b = [2.0, 2.1, 2.2, 2.05, 2.15], [1.0, 1.1, 0.9, 1.05, 0.95]
     spec = _Spec([{"label": "A", "setting": "s", "metric": "loss", "value": 1.8, "std": 0.1,
                    "n_seeds": 10, "printed": "1.800±0.100", "source": "Table 9"},
                   {"label": "B", "setting": "s", "metric": "loss", "value": 1.0, "std": 0.2,
                    "n_seeds": 10, "printed": "1.000±0.200", "source": "Table 9"}])
-    t = frame(_ours(a, b), spec).set_index("label")
+    t = frame(_ours(a, b), reported(spec), spec.reported.data).set_index("label")
     lo, hi = stats.t.interval(0.95, len(a) - 1, loc=np.mean(a), scale=stats.sem(a))
     assert t.loc["A", "ours"] == pytest.approx(np.mean(a))
     assert (t.loc["A", "ours_lo"], t.loc["A", "ours_hi"]) == pytest.approx((lo, hi))

@@ -670,11 +670,12 @@ def format_result(r: ClaimResult) -> str:
     tag = TAGS.get(r.status, r.status.upper())
     if r.post_hoc and r.status != "fails":
         tag += " [POST HOC]"
-    line = f"{tag}  {r.id}: {r.detail}"
     if r.status == "unsupported":
         ours = r.paper.get("ours", {})
         line = (f"{tag}  {r.id}: the paper's own numbers: {r.paper.get('detail')}; ours: "
                 f"{TAGS.get(ours.get('status'), '?')} {ours.get('detail', '')}")
+    else:
+        line = f"{tag}  {r.id}: {r.detail}"
     if r.status == "unexpectedly_holds":
         line += f" [{UNEXPECTED_HINT}]"
     reg = r.registration
