@@ -50,18 +50,18 @@ def panel_range(records, claim, panel: dict, how: str, table_labels=()) -> float
     import numpy as np
 
     from drocli.aggregate import apply_filter
+    from drocli.claims import panel_parts
+    from drocli.plots.finals import final_frame
 
-    filt = {**claim.filter, **{k: v for k, v in panel.items() if k not in ("margin",
-                                                                          "factor")}}
-    rows = apply_filter(records, filt)
-    rows = rows[rows["metric"] == filt.get("metric", claim.metric)]
-    rows = rows.assign(value=rows["value"].astype(float))
-    last = rows.sort_values("step").groupby("cell").tail(1)
-    finals = last.groupby("label", observed=True)["value"].mean()
+    filt = {**claim.filter, **panel_parts(panel)[0]}
+    metric = filt.pop("metric", claim.metric)
+    finals = final_frame(records, [metric], filt).groupby("label", observed=True)[metric].mean()
     if how == "table":      # the table's methods: those the paper reports
         shown = finals[finals.index.astype(str).isin(table_labels)] if table_labels \
             else finals
         return float(shown.max() - shown.min())
+    rows = apply_filter(records, filt)
+    rows = rows[rows["metric"] == metric].assign(value=lambda r: r["value"].astype(float))
     mine = rows[rows["label"].astype(str).isin(claim.labels)]
     first = mine.sort_values("step").groupby("cell").head(1)
     start = float(np.nanmean(first.groupby("label", observed=True)["value"].mean()))
@@ -90,10 +90,11 @@ def sizes() -> list[tuple[str, str, list[tuple[dict, float, float]]]]:
 
 def flow(panels: list[tuple[dict, float, float]]) -> str:
     """The claim's `panels:` as YAML flow lines, each panel with its margin."""
+    from drocli.claims import panel_parts
+
     items = []
     for panel, _, margin in panels:
-        keys = ", ".join(f"{k}: {v}" for k, v in panel.items() if k not in ("margin",
-                                                                           "factor"))
+        keys = ", ".join(f"{k}: {v}" for k, v in panel_parts(panel)[0].items())
         items.append(f"{{{keys}, margin: {margin:g}}}")
     return "    panels: [" + ",\n             ".join(items) + "]\n"
 
