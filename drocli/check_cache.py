@@ -114,7 +114,21 @@ def _folder(h, folder) -> bool:
 
     for p in files(folder):           # judged seeds that any tuning ran are flagged
         h.update(f"tuning\0{p}\0{file_digest(p, 'sha256')}\0".encode())
+    from drocli.tree import committed_manifest
+
+    committed = committed_manifest(folder)     # a manifest edited since its commit is flagged
+    h.update(f"committed\0{json.dumps(committed, sort_keys=True, default=str)}\0".encode())
     return True
+
+
+def _plugins() -> dict:
+    """The registered plug-ins' names by kind: the cells are re-derived with them
+    (drocli.rederive), and a kind that is gone changes what check can say."""
+    from drocli import discovery, registry
+
+    found = discovery.index()           # read from the sources: nothing is imported
+    return {kind: sorted({*found.get(kind, {}), *entries})
+            for kind, entries in registry._REGISTRY.items()}
 
 
 def key(results_dir, reference, options: dict) -> str | None:
@@ -122,8 +136,8 @@ def key(results_dir, reference, options: dict) -> str | None:
     it) or a file cannot be read."""
     from drocli.resume import source_digest
 
-    h = hashlib.sha256(json.dumps([VERSION, options, source_digest(), _versions()],
-                                  sort_keys=True).encode())
+    h = hashlib.sha256(json.dumps([VERSION, options, source_digest(), _versions(),
+                                   _plugins()], sort_keys=True).encode())
     try:
         if not _folder(h, results_dir):
             return None

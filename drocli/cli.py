@@ -22,6 +22,8 @@ Examples:
   drocli run experiments/gdro_synthetic.yaml --set solvers.ALEG.params.gamma_w=0.05
   drocli run experiments/gdro_synthetic.yaml --backend dask -j 4
 Re-running the same command resumes: finished cells are skipped (--force re-runs them).
+Cells stopped at their wall limit or failed are named, kept out of the records and run
+again by the same command; the run then exits 4.
 """
 
 
@@ -202,18 +204,30 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
         if e.file:
             raise
         raise DrocliError(e.detail, file=str(spec_file), key=e.key, fix=e.fix) from None
+    from drocli.until_decided import plan_unchanged
+
+    try:
+        plan_unchanged(batch, Path(out))   # a plan is fixed once its first look has run
+    except DrocliError as e:
+        raise DrocliError(e.detail, file=str(spec_file), key=e.key, fix=e.fix) from None
     if dry_run:
         cells = batch.for_seeds()
         from drocli.folder import finished_cells
+        from drocli.records import cell_status
+        from drocli.status import unfinished
 
         finished = set() if force else finished_cells(out, cells)
+        ended = {} if force else {c.id: st["status"] for c in cells if c.id not in finished
+                                  and unfinished(st := cell_status(Path(out), c.id))}
+        again = (f" ({len(ended)} that did not finish: timed out or failed; this command "
+                 "without --dry-run runs them again)" if ended else "")
         click.echo(f"drocli: {spec.name} [{spec.profile}]: {len(cells)} cells, "
                    f"{len(finished & {c.id for c in cells})} done, "
-                   f"{len([c for c in cells if c.id not in finished])} to run -> {out}",
+                   f"{len([c for c in cells if c.id not in finished])} to run{again} -> {out}",
                    err=True)
         for c in cells:
-            done = "done" if c.id in finished else "todo"
-            click.echo(f"{c.id}  {done:4}  {c.label:<16} seed={c.seed}  {c.dataset}")
+            done = "done" if c.id in finished else ended.get(c.id, "todo")
+            click.echo(f"{c.id}  {done:7}  {c.label:<16} seed={c.seed}  {c.dataset}")
         return
     log = (lambda *a, **k: None) if quiet else (lambda m: click.echo(m, err=True))
     from drocli.tree import require_clean
@@ -239,12 +253,14 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
         if e.file:
             raise
         raise DrocliError(e.detail, file=str(spec_file), key=e.key, fix=e.fix) from None
-    for st in summary.failed:
-        click.echo(f"drocli: cell {st['cell']} ({st['label']}, seed {st['seed']}) failed: "
-                   f"{st.get('error')}", err=True)
-    click.echo(f"records: {summary.records_path}")
-    if summary.failed:
-        sys.exit(1)
+    for st in summary.unfinished:
+        click.echo(f"drocli: cell {st['cell']} ({st['label']}, seed {st['seed']}) "
+                   f"{st['status']}: {st.get('error')}", err=True)
+    click.echo(summary.last_line())
+    if summary.unfinished:
+        from drocli.status import UNFINISHED_EXIT
+
+        sys.exit(UNFINISHED_EXIT)
 
 
 EPILOG_PLOT = """\b
@@ -264,9 +280,11 @@ it, an exact sign-flip test for seed spreads; fewer than 3 seeds are inconclusiv
 Verdicts: HOLDS (interval past the threshold), FAILS (significantly not), INCONCLUSIVE
 (the interval contains the threshold: within the noise), NOT REPRODUCED (expected: the
 spec marks the paper's claim as not reproduced), UNEXPECTEDLY HOLDS (marked not
-reproduced, yet holds: re-examine the mark), SKIPPED (claim not for this profile). Only
-FAILS and reference mismatches make the exit code 1. The answer is kept by the content of
-the folders, the options and drocli itself: checking the same bytes again replays it.
+reproduced, yet holds: re-examine the mark), NOT JUDGED (some of its cells did not finish:
+re-run), SKIPPED (claim not for this profile). FAILS, reference mismatches and edited files
+make the exit code 1; else a claim marked reproduced left NOT JUDGED makes it 4. The answer
+is kept by the content of the folders, the options and drocli itself: checking the same
+bytes again replays it.
 """
 
 
@@ -291,11 +309,13 @@ def plot(results_dir, out, fmt):
 
         inside(Path(results_dir), Path(results_dir) / "figures" / "figure")
     folder = Path(out or Path(results_dir) / "figures")
+    skipped: list[str] = []
     try:
         with _writing(folder):
             paths = plot_figures(df, spec.figures, folder, fmt=fmt,
                                  experiment_title=spec.title or spec.name,
-                                 context={"spec": spec, "results_dir": Path(results_dir)})
+                                 context={"spec": spec, "results_dir": Path(results_dir)},
+                                 skipped=skipped)
     except ValueError as e:     # a label drawn as mathtext ($\frac{1$) that matplotlib refuses
         from drocli.plots import MATH_FIX, mathtext_failure
 
@@ -306,6 +326,8 @@ def plot(results_dir, out, fmt):
                           fix=MATH_FIX) from None
     for p in paths:
         click.echo(str(p))
+    for line in skipped:               # figures of cases or solvers this run left out
+        click.echo(f"drocli: {results_dir}: {line}", err=True)
     for line in spec._unread:          # figures whose kind's plug-in is not installed
         click.echo(f"drocli: {results_dir}: {line}: not drawn; install the package that "
                    "brings it", err=True)
@@ -394,7 +416,10 @@ def _judge(results_dir, reference, rtol, atol, as_json, show_plan=False
     flags = judged.flags
     ok = (not any(r.failed for r in results) and not mismatches
           and not any(f.tampered for f in flags))
-    code = 0 if ok else 1
+    from drocli.status import UNFINISHED_EXIT
+
+    unjudged = any(r.status == "incomplete" and r.reproduced for r in results)
+    code = 1 if not ok else UNFINISHED_EXIT if unjudged else 0
     if as_json:
         return [json.dumps({
             "results_dir": str(results_dir), "experiment": spec.name, "profile": spec.profile,

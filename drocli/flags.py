@@ -8,13 +8,20 @@ profile or from the spec after their run are reported and counted, as post-hoc c
   then be changed together with its registered hash, and only this digest tells);
 - a claim the manifest registered that spec.yaml no longer has (removed after its run);
 - a claim skipped on the folder's profile that was registered for it (its `profiles`
-  changed after its run); a claim judged with changed `profiles` is post hoc already
+  changed after its run; an edit the ledger never saw, its registered `profiles` still
+  naming the profile, is tampering); a claim judged with changed `profiles` is post hoc already
   (drocli.registration.assess); a removal or move made before every cell the folder now
   holds ran (a confirm run on fresh seeds keeps its pilot's ledger) is history, not flagged;
 - records whose rows for a cell are not those of the cell's file in cells/ (when the
-  folder still has them: recorded folders keep only the records and their checksum).
+  folder still has them: recorded folders keep only the records and their checksum);
+- records whose cells are not those spec.yaml expands to (drocli.rederive: labels,
+  parameters, seeds, budget, cases), whatever the digests say;
+- a tracked folder's manifest that differs from its committed version while naming the
+  same run (a digest recomputed, `git_dirty` unset by hand), and a folder under results/
+  recorded from a dirty work tree.
 
-Reading needs only the folder's files: nothing here imports a plug-in.
+Reading needs only the folder's files; the re-derivation alone needs the plug-ins the spec
+names, and without them it is skipped with one line.
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ SHOWN = 3
 
 @dataclass(frozen=True)
 class Flag:
-    what: str            # spec_digest | claim_removed | claim_profiles | cell_rows
+    what: str            # spec_digest | claim_removed | claim_profiles | cell_rows |
+    #                      cells_rederived | cells_not_rederived | manifest_edited | dirty_tree
     line: str
     tampered: bool       # an edit of the folder's files, not a revision `run` recorded
 
@@ -91,7 +99,15 @@ def _claims(spec, man: dict) -> list[Flag]:
         claim = have[cid]
         profiles = claim.get("profiles") if isinstance(claim, dict) else claim.profiles
         prof = spec.profile
-        if profiles is None or prof in profiles or _before(entry.get("fixed"), first):
+        if profiles is None or prof in profiles:
+            continue
+        if "profiles" in entry and (entry["profiles"] is None or prof in entry["profiles"]):
+            out.append(Flag("claim_profiles", f"claim {cid!r} is registered for profile "
+                            f"{prof!r} (profiles {entry['profiles'] or 'every'}) and spec.yaml "
+                            f"skips it there (profiles {list(profiles)}): the ledger never saw "
+                            "the move, so spec.yaml was edited after the run", True))
+            continue
+        if _before(entry.get("fixed"), first):
             continue
         for version in [*entry.get("earlier", []), entry]:
             if not isinstance(version, dict) or "profiles" not in version:
@@ -184,9 +200,41 @@ def _cell_rows(results_dir: Path, man: dict, df) -> list[Flag]:
                  "run", True)]
 
 
+RUN = ("started", "finished", "spec_revised")      # what says which run wrote a manifest
+
+
+def _committed(results_dir: Path, man: dict) -> list[Flag]:
+    """A tracked folder whose manifest differs from its committed version while naming the
+    same run (its start, end and revision): edited by hand, e.g. `records_sha1` recomputed
+    after the records' numbers were changed, or `git_dirty` set to false. A folder recorded
+    from a work tree with uncommitted changes and found under the repository's results/
+    (moved there: `run` refuses to record it there) is flagged too, not as an edit."""
+    from drocli import tree
+
+    out = []
+    committed = tree.committed_manifest(results_dir)
+    if committed and committed != man and all(committed.get(k) == man.get(k) for k in RUN):
+        keys = sorted(k for k in {*committed, *man} if committed.get(k) != man.get(k))
+        out.append(Flag("manifest_edited", f"manifest.json differs from its committed "
+                        f"version in {', '.join(keys)} while naming the same run (finished "
+                        f"{str(man.get('finished'))[:16]}): edited after the run", True))
+    top = tree.toplevel(results_dir)
+    if man.get("git_dirty") is True and top is not None and \
+            Path(results_dir).resolve().parent == Path(top).resolve() / "results":
+        out.append(Flag("dirty_tree", f"recorded from a work tree with uncommitted changes "
+                        f"(commit {str(man.get('git_commit'))[:10]}): its numbers may come "
+                        "from code no commit holds; record it again from a clean tree", False))
+    return out
+
+
 def folder_flags(results_dir: Path, spec, man: dict, df) -> list[Flag]:
     """Every flag of a results folder (empty for a folder as its run left it)."""
     if not isinstance(man, dict) or not man:
         return []
+    from drocli import rederive
+
+    lines, note = rederive.mismatches(spec, df, man)
+    derived = [Flag("cells_rederived", line, True) for line in lines]
     return [*_spec_digest(results_dir, man), *_claims(spec, man),
-            *_cell_rows(results_dir, man, df)]
+            *_cell_rows(results_dir, man, df), *derived, *_committed(results_dir, man),
+            *([Flag("cells_not_rederived", note, False)] if note else [])]

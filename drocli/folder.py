@@ -18,8 +18,8 @@ from pathlib import Path
 
 from drocli import manifest, ownership, records, registration, tree
 from drocli.errors import DrocliError
-from drocli.integrity import file_digest, records_current
 from drocli.integrity import manifest as read_manifest
+from drocli.integrity import records_current, records_stamp
 from drocli.provenance import provenance
 
 
@@ -115,9 +115,10 @@ def begin(out: Path, batch, *, pending: bool, previous: dict) -> Before:
 
 
 def commit(out: Path, batch, cells: list, fresh: dict, before: Before, *,
-           run_key: str | None, n_jobs: int, backend: str) -> Path:
+           run_key: str | None, n_jobs: int, backend: str) -> tuple[Path, dict]:
     """Merge the cells into records.csv.gz and artifacts.npz, write spec.yaml and the
-    manifest, and drop the pending claims; the records' path."""
+    manifest, and drop the pending claims; the records' path and the cells' statuses as
+    the manifest lists them."""
     df, cell_st = records.merge(out, cells, fresh)
     rec_path = records.write_records(out, df)
     records.merge_artifacts(out, cells, cell_st)
@@ -129,7 +130,7 @@ def commit(out: Path, batch, cells: list, fresh: dict, before: Before, *,
         statuses=statuses, earlier=(before.previous, before.committed),
         provenance=before.provenance))
     _clear_pending(out)
-    return rec_path
+    return rec_path, statuses
 
 
 def _holds(listed, ids: list[str], allowed: set[str]) -> bool:
@@ -151,14 +152,14 @@ def _recorded(out: Path, ids: list[str], allowed: set[str], man: dict,
     rec = records.records_path(out)
     if not rec.is_file():
         return None
-    if man.get("records_sha1"):
+    if records.records_digest(man):
         return man if current() else None
     from drocli.integrity import read_checked  # recorded before checksums: validate once
 
     df, completeness = read_checked(out)
     if not completeness.complete:
         return None
-    return {**man, "records_rows": len(df), "records_sha1": file_digest(rec)}
+    return {**man, "records_rows": len(df), **records_stamp(rec)}
 
 
 def finished_cells(out: Path, cells) -> set[str]:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 NUMERIC = ("step", "oracle_calls", "time_s", "value")
-SHA1 = re.compile(r"[0-9a-f]{40}")
+HEX = re.compile(r"[0-9a-f]+")
 
 
 @dataclass(frozen=True)
@@ -56,12 +56,19 @@ def file_digest(path: Path, algo: str = "sha1") -> str:
     return h.hexdigest()
 
 
+def records_stamp(path: Path) -> dict:
+    """What a new manifest records of its records file's bytes."""
+    return {"records_sha256": file_digest(path, "sha256")}
+
+
 def records_current(path: Path, man: dict) -> bool:
     """The records file at `path` has the checksum the manifest recorded (False when the
     manifest holds none or the file cannot be read)."""
-    want = man.get("records_sha1")
+    from drocli.records import records_digest
+
+    want = records_digest(man)
     try:
-        return bool(want) and Path(path).is_file() and file_digest(path) == want
+        return bool(want) and Path(path).is_file() and file_digest(path, want[0]) == want[1]
     except OSError:
         return False
 
@@ -113,7 +120,8 @@ def _shown(value) -> str:
 
 
 def _check_records_fields(data: dict, path: Path) -> None:
-    """records_rows must be a whole number >= 0 and records_sha1 40 hex digits (or absent):
+    """records_rows must be a whole number >= 0, records_sha1 40 hex digits and
+    records_sha256 64 (or absent):
     a row count written as the text "60" was compared with the records' 60 rows and
     refused as "has 60 rows, the manifest says 60", and both bound what reading the
     records may cost (drocli.records.records_bytes)."""
@@ -121,10 +129,12 @@ def _check_records_fields(data: dict, path: Path) -> None:
     if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 0):
         raise DrocliError(f"records_rows is {_shown(rows)}, not a number of rows (a whole "
                           "number, 0 or more)", file=str(path), key="records_rows", fix=FIX)
-    sha1 = data.get("records_sha1")
-    if sha1 is not None and not (isinstance(sha1, str) and SHA1.fullmatch(sha1)):
-        raise DrocliError(f"records_sha1 is {_shown(sha1)}, not a SHA-1 checksum (40 hex "
-                          "digits)", file=str(path), key="records_sha1", fix=FIX)
+    for key, name, digits in (("records_sha1", "SHA-1", 40), ("records_sha256", "SHA-256", 64)):
+        value = data.get(key)
+        if value is not None and not (isinstance(value, str) and len(value) == digits
+                                      and HEX.fullmatch(value)):
+            raise DrocliError(f"{key} is {_shown(value)}, not a {name} checksum ({digits} hex "
+                              "digits)", file=str(path), key=key, fix=FIX)
 
 
 def validate(results_dir: Path, df: pd.DataFrame, man: dict | None = None) -> Completeness:

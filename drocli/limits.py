@@ -1,7 +1,13 @@
-"""A cell's wall limit (issue 42): `budget.max_time_s`, else DROCLI_CELL_LIMIT_S (default
-6 h), seconds for the whole cell: warm-up, solver and evaluation. The monitor stops a solver
-at the limit (drocli.monitor); the local pool kills one that does not return `GRACE_S`
-later (drocli.pool)."""
+"""A cell's wall limit (issues 42, 56): seconds for the whole cell, warm-up, solver and
+evaluation. The monitor stops a solver at the limit (drocli.monitor); the local pool kills
+one that does not return `GRACE_S` later (drocli.pool).
+
+The limit is `budget.max_time_s`, else DROCLI_CELL_LIMIT_S, else derived from the budget:
+the warm-up (drocli.worker.warm_up) runs the solver for 1 % of the budget, and the cell may
+take `PACE_FACTOR` times the pace it showed (10 x 100 x the warm-up's seconds), at least
+`FLOOR_S` and at most `CEILING_S`. Until the warm-up has run, a cell may take `FLOOR_S` plus
+1 % of the ceiling: a warm-up slower than that means a cell past the ceiling anyway, so a
+solver that never returns is stopped within minutes, not hours."""
 
 from __future__ import annotations
 
@@ -11,7 +17,10 @@ import os
 from drocli.errors import DrocliError
 
 GRACE_S = 3.0                   # after the limit, before a worker that did not return is killed
-DEFAULT_LIMIT_S = 6 * 3600.0    # a cell's limit without budget.max_time_s
+CEILING_S = 6 * 3600.0          # the derived limit's most
+FLOOR_S = 300.0                 # the derived limit's least: short cells, slow evaluations
+PACE_FACTOR = 10.0              # times the pace the warm-up showed
+WARMUP_FRACTION = 0.01          # of the budget, for the warm-up run
 LIMIT_VAR = "DROCLI_CELL_LIMIT_S"
 
 
@@ -35,25 +44,55 @@ def env_seconds(name: str, default: float) -> float:
     return value
 
 
-def default_limit() -> float:
-    """DROCLI_CELL_LIMIT_S (default 6 h)."""
-    return env_seconds(LIMIT_VAR, DEFAULT_LIMIT_S)
+def default_limit() -> float | None:
+    """DROCLI_CELL_LIMIT_S in seconds, or None when it is unset (the limit is derived)."""
+    if os.environ.get(LIMIT_VAR) is None:
+        return None
+    return env_seconds(LIMIT_VAR, CEILING_S)
 
 
-def cell_limit(cell) -> float:
-    """The wall seconds a cell may take: budget.max_time_s, else `default_limit()`."""
+def derived(warmup_s: float) -> float:
+    """The limit a warm-up of `warmup_s` seconds (1 % of the budget) implies."""
+    return min(CEILING_S, max(FLOOR_S, PACE_FACTOR * warmup_s / WARMUP_FRACTION))
+
+
+def fixed_limit(cell) -> float | None:
+    """budget.max_time_s, else DROCLI_CELL_LIMIT_S; None when the limit is derived."""
     given = (cell.budget or {}).get("max_time_s")
     return float(given) if given else default_limit()
 
 
-def killed_at_limit(cell, how: str = "killed") -> str:
+def first_limit(cell) -> float:
+    """The limit before the warm-up has shown a pace: fixed, else FLOOR_S + 1 % of the
+    ceiling (what a backend that hears no more, threads and dask, keeps: the ceiling)."""
+    fixed = fixed_limit(cell)
+    return fixed if fixed is not None else FLOOR_S + WARMUP_FRACTION * CEILING_S
+
+
+def cell_limit(cell, warmup_s: float | None = None) -> float:
+    """The wall seconds a cell may take: fixed, else derived from `warmup_s` (the ceiling
+    when no warm-up was measured)."""
+    fixed = fixed_limit(cell)
+    if fixed is not None:
+        return fixed
+    return CEILING_S if warmup_s is None else derived(warmup_s)
+
+
+def killed_at_limit(cell, how: str = "killed", limit: float | None = None) -> str:
     """The reason recorded for a cell whose solver did not return by its limit (the local
     pool and the dask backend kill its worker GRACE_S after it; in a thread of this
     process it is `stopped`, drocli.in_process)."""
-    return (f"{how} {GRACE_S:g} s after its limit of {cell_limit(cell):g} s "
-            f"({why_limit(cell)}): the solver did not return")
+    limit = cell_limit(cell) if limit is None else limit
+    return (f"{how} {GRACE_S:g} s after its limit of {limit:g} s "
+            f"({why_limit(cell, limit)}): the solver did not return")
 
 
-def why_limit(cell) -> str:
-    return ("budget.max_time_s" if (cell.budget or {}).get("max_time_s")
-            else f"{LIMIT_VAR}, default 6 h")
+def why_limit(cell, limit: float | None = None) -> str:
+    if (cell.budget or {}).get("max_time_s"):
+        return "budget.max_time_s"
+    if default_limit() is not None:
+        return LIMIT_VAR
+    if limit is not None and limit == first_limit(cell):
+        return "its warm-up's: 1 % of the budget ran past it"
+    return (f"derived: {PACE_FACTOR:g} x the pace of its 1 % warm-up, within "
+            f"[{FLOOR_S:g}, {CEILING_S:g}] s; set budget.max_time_s or {LIMIT_VAR}")

@@ -12,8 +12,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from drocli import records, registration
-from drocli.integrity import file_digest
+from drocli.integrity import records_stamp
 from drocli.provenance import provenance as collect_provenance
+from drocli.status import unfinished
 
 
 def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
@@ -33,10 +34,19 @@ def cell_statuses(cells, cell_st: dict, first_ran: dict) -> dict:
             statuses[c.id]["worker"] = st["worker"]
         if st.get("stopped"):        # killed at its wall limit, or its worker died: no rows
             statuses[c.id]["stopped"] = st["stopped"]
+        if unfinished(st):           # where it sits, for the claims it leaves unjudged
+            statuses[c.id]["where"] = where(c)
         for key, digits in (("wall_s", 3), ("load_1m", 2)):
             if finite_number(st.get(key)):
                 statuses[c.id][key] = round(float(st[key]), digits)
     return statuses
+
+
+def where(cell) -> dict:
+    """A cell's identity columns as the records would hold them (dataset and its swept
+    values: the case's setting, grid values): what a claim's filter selects on."""
+    return {"dataset": cell.dataset, **{records.param_column(k): records.cell_value(v)
+                                        for k, v in cell.swept.items()}}
 
 
 def finite_number(v) -> bool:
@@ -62,7 +72,7 @@ def assemble(batch, *, started: str, run_key: str | None, n_jobs: int,
            "finished": datetime.now(timezone.utc).isoformat(),
            "spec_sha1": batch.sha1, "run_key": run_key,
            "n_jobs": n_jobs, "backend": backend, "blas_threads": batch.blas_threads,
-           "records_rows": records_rows, "records_sha1": file_digest(records_file),
+           "records_rows": records_rows, **records_stamp(records_file),
            **(provenance or collect_provenance(Path(records_file).parent)), "claims": claims,
            "cells": statuses}
     man["seen"] = registration.seen(man, *earlier)

@@ -23,6 +23,7 @@ os.replace).
 
 from __future__ import annotations
 
+import contextvars
 import math
 import os
 import re
@@ -98,13 +99,22 @@ def save_figure(fig: Figure, out_dir: Path, name: str, formats: list[str], dpi: 
 
 # --- public API ---------------------------------------------------------------------------
 
+# set while plot_figures draws for a caller that takes skips (plot, report): the records may
+# be a subset of the spec's solvers, so a panel whose metric none of them records says
+# "no data" instead of being refused as unknown (the spec checked the names when loaded)
+_SUBSET = contextvars.ContextVar("drocli_plot_subset", default=False)
+
+
 def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
                  fmt: str = "png", experiment_title: str | None = None,
-                 dpi: int = 150, context: dict | None = None) -> list[Path]:
+                 dpi: int = 150, context: dict | None = None,
+                 skipped: list | None = None) -> list[Path]:
     """Render every figure to `out_dir/<name>.<fmt>`; return the written paths.
 
     `fmt` is png, pdf or svg, or a comma-separated list of them ("png,pdf"). `context`
-    carries what some kinds need beyond the records (the resolved spec, as `spec`).
+    carries what some kinds need beyond the records (the resolved spec, as `spec`). A
+    figure whose filters match no records (a run of some cases or solvers only) is not
+    drawn: one line naming it goes to `skipped`.
     """
     formats = _formats(fmt)
     figures = [validate_figure(f) for f in figures]
@@ -127,10 +137,51 @@ def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
                    for f in figures]
     with matplotlib.rc_context(RC):
         for spec in figures:
+            empty = matches_nothing(records, spec, metrics=skipped is not None)
+            if empty:
+                if skipped is not None:
+                    skipped.append(f"figure {spec.name}: {empty}: not drawn")
+                continue
             render = registry.get("figure", spec.kind).func
-            paths += render(records, spec, out_dir, formats, dpi, experiment_title,
-                            context or {})
+            token = _SUBSET.set(skipped is not None)
+            try:
+                paths += render(records, spec, out_dir, formats, dpi, experiment_title,
+                                context or {})
+            finally:
+                _SUBSET.reset(token)
     return paths
+
+
+def matches_nothing(records: pd.DataFrame, spec, metrics: bool = True) -> str | None:
+    """Why a figure has nothing to draw (its filter, or every panel's, matches no records,
+    none of the labels it names is in them, or, with `metrics`, none of its metrics: a
+    subset of the solvers that record them); None when something matches, or when its
+    filters name a column the records lack (the kind says so itself). Without `metrics` an
+    absent metric is left to the kind, which names it as unknown."""
+    from drocli.aggregate import apply_filter
+
+    fig_filter = dict(getattr(spec, "filter", None) or {})
+    try:
+        rows = apply_filter(records, fig_filter)
+        if rows.empty:
+            return f"its filter {fig_filter} matches no records"
+        panels = getattr(spec, "panels", None)
+        panels = [dict(getattr(p, "filter", None) or {})
+                  for p in (panels if isinstance(panels, list | tuple) else ())]
+        if panels and all(apply_filter(rows, f).empty for f in panels):
+            return "no panel's filter matches the records"
+        refs = getattr(spec, "metric_refs", None)
+        wanted = [m for _, m in (refs() if refs else ()) if m is not None]
+        if metrics and wanted and "metric" in rows.columns and \
+                not set(wanted) & set(rows["metric"]):
+            return f"none of its metrics ({', '.join(dict.fromkeys(wanted))}) is in the records"
+    except DrocliError:
+        return None
+    labels = getattr(spec, "legend", None) or getattr(spec, "labels", None)
+    if isinstance(labels, list) and labels and "label" in rows.columns and \
+            not set(map(str, labels)) & set(map(str, rows["label"].unique())):
+        return f"none of its labels ({', '.join(map(str, labels))}) is in the records"
+    return None
 
 
 def make_figure(records: pd.DataFrame, spec: FigureSpec,
@@ -171,6 +222,8 @@ def _check_columns(records: pd.DataFrame, spec: FigureSpec) -> None:
                               fix="use oracle_calls, time_s, step or a recorded metric such "
                                   "as iteration")
     metrics = sorted(map(str, records["metric"].dropna().unique()))
+    if _SUBSET.get() and any(panel.metric in metrics for panel in spec.panels):
+        return      # a panel whose metric a subset of solvers does not record says "no data"
     for i, panel in enumerate(spec.panels):
         if panel.metric not in metrics:
             raise DrocliError(

@@ -2,8 +2,9 @@
 cell at a time, watched by this process (issue 42: a solver that never returns must not hang
 a run).
 
-A cell's limit is its `budget.max_time_s`, else DROCLI_CELL_LIMIT_S (default 6 h): wall
-seconds for the whole cell, warm-up, solver and evaluation. At the limit the monitor stops a
+A cell's limit (drocli.limits) is its `budget.max_time_s`, else DROCLI_CELL_LIMIT_S, else
+derived from the pace of its warm-up, which its worker announces: wall seconds for the
+whole cell, warm-up, solver and evaluation. At the limit the monitor stops a
 solver at its next call (status `timeout`, rows kept); a solver that does not call it (a
 loop in Python or in a compiled kernel, a sleep) is killed `GRACE_S` later with its worker,
 and the cell is recorded as timed out with the reason. A worker that dies (killed from
@@ -26,18 +27,20 @@ import signal
 import time
 from collections import deque
 
-from drocli.limits import GRACE_S, cell_limit, killed_at_limit
+from drocli.limits import GRACE_S, first_limit, killed_at_limit
 
 POLL_S = 0.5                    # how often the deadlines are looked at, at most
+LIMIT = "limit"                 # a worker's message: (LIMIT, cell id, its limit after warm-up)
 
 
 def _serve(conn, blas_threads: int, run) -> None:
     """A worker: cells in, `run(cell, blas_threads)` out (drocli.worker._run_remote: the
     cell id, rows, status and artifacts), until told to stop."""
-    from drocli.worker import _leave_sigint_to_parent, _run_remote
+    from drocli import worker
 
-    run = run or _run_remote
-    _leave_sigint_to_parent()
+    run = run or worker._run_remote
+    worker._leave_sigint_to_parent()
+    worker._ANNOUNCE[:] = [lambda cell_id, limit: conn.send((LIMIT, cell_id, limit))]
     while True:
         try:
             cell = conn.recv()
@@ -61,8 +64,18 @@ class _Worker:
 
     def give(self, cell) -> None:
         self.cell, self.started = cell, time.monotonic()
-        self.deadline = self.started + cell_limit(cell) + GRACE_S
+        self.limit = first_limit(cell)      # until its warm-up has shown a pace
+        self.deadline = self.started + self.limit + GRACE_S
         self.conn.send(cell)
+
+    def heard(self, message) -> bool:
+        """A limit the worker announced for its cell (True), not its result."""
+        if not (isinstance(message, tuple) and len(message) == 3 and message[0] == LIMIT):
+            return False
+        if self.cell is not None and message[1] == self.cell.id:
+            self.limit = float(message[2])
+            self.deadline = self.started + self.limit + GRACE_S
+        return True
 
     def kill(self) -> None:
         """Stop the worker now (one told to stop has usually left already), then reap it."""
@@ -140,6 +153,8 @@ def supervised(pending, blas_threads: int, workers: int, run=None, method: str =
                         out = w.conn.recv()
                     except (EOFError, OSError):
                         out = None
+                if out is not None and w.heard(out):
+                    continue
                 if out is not None:
                     busy.remove(w)
                     spare.append(w)
@@ -152,7 +167,7 @@ def supervised(pending, blas_threads: int, workers: int, run=None, method: str =
                 elif time.monotonic() > w.deadline:
                     busy.remove(w)
                     w.kill()
-                    yield _lost(w, "timeout", killed_at_limit(w.cell))
+                    yield _lost(w, "timeout", killed_at_limit(w.cell, limit=w.limit))
     finally:                    # done, Ctrl-C or an error: no worker outlives the run
         for w in spare:         # idle ones are told to stop; busy ones are killed
             try:

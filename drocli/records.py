@@ -257,11 +257,11 @@ def merge(out: Path, cells, fresh: dict | None = None) -> tuple[Table, dict]:
                      ("label", c.label), ("dataset", c.dataset), ("seed", c.seed)):
             cols[k] += [v] * n
         for k, col in zip(swept_keys, columns, strict=True):
-            cols[col] += [_cell_value(c.swept.get(k))] * n
+            cols[col] += [cell_value(c.swept.get(k))] * n
     return Table({k: cols[k] for k in COLUMNS + columns}), statuses
 
 
-def _cell_value(v):
+def cell_value(v):
     """A swept value as one records cell: lists and mappings as JSON text."""
     if isinstance(v, (list, tuple, dict)):
         return json.dumps(v, separators=(", ", ": "))
@@ -447,9 +447,23 @@ def gunzip_bounded(raw: bytes, limit: int, path: Path, fix: str) -> bytes:
     return out.getvalue()
 
 
+DIGESTS = (("records_sha256", "sha256"), ("records_sha1", "sha1"))   # newest first
+
+
+def records_digest(man: dict | None) -> tuple[str, str] | None:
+    """(algorithm, hex digest) of the records as the manifest recorded them: SHA-256 in
+    manifests written since issue 56, SHA-1 in older ones (still read); None without one."""
+    for key, algo in DIGESTS:
+        want = (man or {}).get(key)
+        if want:
+            return algo, want
+    return None
+
+
 def records_bytes(path: Path, man: dict | None = None) -> bytes:
     """The CSV bytes of a records file; DrocliError if corrupt. The file is read once: its
-    bytes are checked against the manifest's checksum (records_sha1, when `man` has one)
+    bytes are checked against the manifest's checksum (records_sha256, or an older
+    manifest's records_sha1, when `man` has one)
     before they are gunzipped, and gunzipping is bounded (`decompressed_limit`)."""
     import hashlib
 
@@ -459,8 +473,8 @@ def records_bytes(path: Path, man: dict | None = None) -> bytes:
     fix = "re-run `drocli run` to rebuild it"
     raw = read_bytes(path, MAX_RECORDS_BYTES, fix="remove it and " + fix,
                      too_large="is larger than a records file can be", too_large_fix=fix)
-    want = (man or {}).get("records_sha1")
-    if want and hashlib.sha1(raw).hexdigest() != want:
+    want = records_digest(man)
+    if want and hashlib.new(want[0], raw).hexdigest() != want[1]:
         raise DrocliError(f"{path.name} differs from what the run wrote (checksum in the "
                           "manifest)", file=str(path), fix=REBUILD_FIX)
     if path.suffix != ".gz":

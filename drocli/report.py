@@ -538,7 +538,8 @@ def seeds_note(page: Page) -> str:
 STATUS_COLORS = {"holds": "#d4edda", "fails": "#f8d7da", "not_reproduced": "#fde2c8",
                  "unsupported": "#e2d9f3",
                  "inconclusive": "#eeeeee", "unexpectedly_holds": "#fff3b0",
-                 "post_hoc": "#dbe8fb", "skipped": "#ffffff", "error": "#f4b6b6"}
+                 "post_hoc": "#dbe8fb", "skipped": "#ffffff", "error": "#f4b6b6",
+                 "incomplete": "#f4b6b6"}
 
 
 def _status(c) -> str:

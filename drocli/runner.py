@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from drocli import backends, folder, ownership, progress, records, registration, registry
@@ -16,6 +16,7 @@ from drocli.backends import dask_timeout  # noqa: F401 -- kept importable from h
 from drocli.cells import Batch
 from drocli.errors import DrocliError
 from drocli.limits import default_limit
+from drocli.status import UNFINISHED
 from drocli.worker import (  # noqa: F401 -- the cell-level API, kept importable from here
     WARMUP_FRACTION,
     _leave_sigint_to_parent,
@@ -95,6 +96,31 @@ class RunSummary:
     failed: list[dict]
     records_path: Path | None
     judged: object = None     # verdicts.Judged of the folder as this run left it, if judged
+    statuses: dict = field(default_factory=dict)   # cell id -> its status in the manifest
+
+    def of(self, *kinds: str) -> list[dict]:
+        """The statuses of the folder's cells that ended as one of `kinds` (this run's and
+        earlier runs' alike: what the folder now holds)."""
+        return [{**st, "cell": cid} for cid, st in self.statuses.items()
+                if st.get("status") in kinds]
+
+    @property
+    def unfinished(self) -> list[dict]:
+        """Cells that ran and did not finish (timed out or failed): not in the records."""
+        return self.of(*UNFINISHED)
+
+    def last_line(self) -> str:
+        """`records: PATH`, then what did not finish and what diverged or stalled."""
+        counts = [(len(self.of(k)), word) for k, word in (
+            ("timeout", "stopped at their wall limit"), ("failed", "failed"),
+            ("diverged", "diverged"), ("stalled", "stalled"))]
+        said = [f"{n} {word}" for n, word in counts if n]
+        if not said:
+            return f"records: {self.records_path}"
+        tail = ("; not in the records: re-run the same command to run them again"
+                if self.unfinished else "; kept in the records: what the solver did")
+        return (f"records: {self.records_path} ({', '.join(said)} of {self.total} "
+                f"cells{tail})")
 
 
 def _results(pending, blas_threads: int, n_jobs: int, backend: str, client=None):
@@ -150,6 +176,10 @@ def _progress(total: int, quiet: bool):
     return tqdm(total=total, unit="cell", desc="drocli run", file=sys.stderr, dynamic_ncols=True)
 
 
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def _run_pending(pending, out: Path, blas_threads: int, n_jobs: int, backend: str, client,
                  quiet: bool, log, fresh: dict) -> list[dict]:
     """Run the pending cells and write each one as it comes back (also into `fresh`:
@@ -161,9 +191,14 @@ def _run_pending(pending, out: Path, blas_threads: int, n_jobs: int, backend: st
     os.environ["DROCLI_PARENT_PID"] = str(os.getpid())    # local workers inherit it
     os.environ.pop(progress.ENV, None)     # drocli's own channel: never one set from outside
     watch = None
+    where = ownership.inside(out, out / "cells" / ".progress" / "x").parent
     if bar is not None:      # the bar moves within cells too (progress files of the workers)
-        watch = progress.Watcher(bar, ownership.inside(out, out / "cells" / ".progress" / "x")
-                                 .parent)
+        watch = progress.Watcher(bar, where)
+    elif not quiet:          # a log, not a terminal: a heartbeat line every minute
+        every = progress.heartbeat_seconds()
+        watch = progress.Watcher(None, where, min(0.5, every), beat=_stderr, every=every,
+                                 total=len(pending),
+                                 names={c.id: f"{c.label} seed {c.seed}" for c in pending})
     if watch is not None:
         watch.__enter__()
     results = _results(pending, blas_threads, n_jobs, backend, client)
@@ -176,6 +211,7 @@ def _run_pending(pending, out: Path, blas_threads: int, n_jobs: int, backend: st
                 failed.append(st)
             if watch is not None:
                 watch.done(cell_id)
+            if bar is not None:
                 bar.set_postfix_str(f"{st.get('label')} seed {st.get('seed')}: "
                                     f"{st.get('status')}")
             elif not quiet:
@@ -185,6 +221,7 @@ def _run_pending(pending, out: Path, blas_threads: int, n_jobs: int, backend: st
         results.close()      # a stop between two cells: the workers go now, not at exit
         if watch is not None:
             watch.__exit__(None, None, None)
+        if bar is not None:
             bar.close()
     return failed
 
@@ -209,6 +246,7 @@ def run(batch: Batch, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     if backend == "dask":
         backends.check_settings(scheduler)
     default_limit()                 # DROCLI_CELL_LIMIT_S refused before anything is written
+    progress.heartbeat_seconds()    # and DROCLI_HEARTBEAT_S
     cells = batch.for_seeds(seeds)
     if not cells:
         raise DrocliError("the spec expands to no cells", key="seeds",
@@ -251,12 +289,12 @@ def run(batch: Batch, out: Path, *, n_jobs: int = 1, backend: str = "auto",
     finally:
         if client is not None:
             client.close()
-    rec_path = folder.commit(out, batch, cells, fresh, before, run_key=run_key, n_jobs=n_jobs,
-                             backend=backend)
+    rec_path, statuses = folder.commit(out, batch, cells, fresh, before, run_key=run_key,
+                                       n_jobs=n_jobs, backend=backend)
     judged = None
     if batch.claims:         # the verdicts as judged now, for readers without the plug-ins
         from drocli.verdicts import record_verdicts
 
         judged = record_verdicts(out)
     return RunSummary(out, len(cells), len(cells) - len(pending), len(pending), failed, rec_path,
-                      judged)
+                      judged, statuses)

@@ -171,7 +171,8 @@ class BudgetSpec(_Strict):
         None, gt=0, allow_inf_nan=False,
         description="each cell's wall limit in seconds (warm-up, solver, evaluation): the "
                     "monitor stops the solver there, a solver that never returns is killed "
-                    "3 s later; default DROCLI_CELL_LIMIT_S, else 6 h")
+                    "3 s later; default DROCLI_CELL_LIMIT_S, else 10 x the pace of its 1 % "
+                    "warm-up, within [300 s, 6 h] (drocli.limits)")
 
     @field_validator("oracle_calls", "epochs", mode="before")
     @classmethod

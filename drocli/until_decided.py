@@ -71,6 +71,44 @@ def undecided(claims, looks: list[int]) -> list:
             and r.look.get("seeds", 0) < looks[-1]]
 
 
+def plan_unchanged(batch, out: Path) -> None:
+    """Refuse (exit 2) a spec whose sequential plan (its looks, or the seeds in the order
+    the looks take them) differs from the plan the folder's looks were run under: a plan is
+    fixed once its first look has run; a new plan is a new study on fresh seeds, in a
+    folder of its own (docs/verdicts.md)."""
+    from drocli.spec import load_saved
+
+    saved = Path(out) / "spec.yaml"
+    if batch.plan is None or not saved.is_file():
+        return
+    try:
+        old = load_saved(saved).plan()
+    except DrocliError:
+        return                     # an unreadable saved spec: the run's own checks say so
+    if old is None or not reached(old, out):
+        return
+    if (old["looks"], old["order"]) == (batch.plan["looks"], batch.plan["order"]):
+        return
+    what = ("its looks" if old["looks"] != batch.plan["looks"] else
+            "the seeds its looks take")
+    raise DrocliError(f"{out}: the spec's sequential plan changes {what} "
+                      f"({old['looks']} -> {batch.plan['looks']}) after the folder's first "
+                      "look ran under the old plan", key="sequential",
+                      fix="restore the plan the folder was run under, or start a new study: "
+                          "fresh seeds and pool, committed first, with --out a new folder")
+
+
+def open_claims(out: Path, looks: list[int]) -> list | None:
+    """The claims still undecided before the plan's last look, judged as the folder stands
+    (None when it cannot be judged yet: no records, or no manifest)."""
+    from drocli.verdicts import judge_folder
+
+    try:
+        return undecided(judge_folder(out).claims, looks)
+    except (DrocliError, OSError):
+        return None
+
+
 def run_until_decided(batch, out: Path, *, log, **run_kw):
     """Run the plan's looks into `out`; the last look's RunSummary. Every look takes its
     cells from `batch` (the spec resolved once, drocli.cells.resolve)."""
@@ -87,13 +125,24 @@ def run_until_decided(batch, out: Path, *, log, **run_kw):
     n = max(reached(plan, out), looks[0])
     labels = None
     retried = False
+    if n > looks[0]:        # a look begun or ended: only the claims still open need cells
+        open_ = open_claims(out, looks)
+        if open_ is not None:
+            labels = needed_labels(batch, open_)
+            if not open_:
+                log(f"drocli: {batch.name}: every claim decided or at the last look "
+                    f"({n} seeds): nothing to run")
+                return runner.run(batch, out, seeds=order[:n], log=log, **run_kw,
+                                  only=lambda c: False)
     while True:
         log(f"drocli: {batch.name}: look {looks.index(n) + 1} of {len(looks)}, {n} seeds"
             + (f", for {len(labels)} label(s) of undecided claims" if labels else ""))
         summary = runner.run(batch, out, seeds=order[:n], log=log, **run_kw,
                              only=None if labels is None else
                              (lambda c, labels=labels: c.label in labels))
-        if summary.failed:
+        if summary.unfinished:         # no seeds added over cells that did not finish
+            log(f"drocli: {batch.name}: {len(summary.unfinished)} cell(s) did not finish at "
+                f"look {looks.index(n) + 1}: the plan waits for them")
             return summary
         judged = summary.judged or judge_folder(out)     # judged once, at the run's end
         open_ = undecided(judged.claims, looks)

@@ -2,7 +2,8 @@
 --json` and `report`: the saved spec's claims on the records, with the manifest's claim
 registrations, the spec's tuning seeds and those any tuning in the repository used
 (drocli.registration, drocli.tuning_records), the paper's own numbers the spec names
-(drocli.reported, drocli.claims.paper), and the folder's flags (drocli.flags)."""
+(drocli.reported, drocli.claims.paper), the cells that did not finish
+(drocli.claims.unfinished), and the folder's flags (drocli.flags)."""
 
 from __future__ import annotations
 
@@ -39,15 +40,17 @@ def judge_folder(results_dir: Path) -> Judged:
         man = {}
     tuning = tuning_seeds(spec, results_dir)
     from drocli import paper_vs_ours
-    from drocli.claims import recorded
+    from drocli.claims import recorded, unfinished
     from drocli.claims.paper import apply, paper_records
     from drocli.reported import frame
 
     reported = frame(spec)        # the paper's own numbers, None without `reported:`
     paper = None if reported is None else paper_records(reported, spec.name)
-    claims = apply(evaluate_claims(df, spec.claims, spec.profile, manifest=man, tuning=tuning,
-                                   plan=spec.plan(), recorded=recorded.read(results_dir)),
-                   spec.claims, paper, spec.profile)
+    judged = unfinished.apply(evaluate_claims(df, spec.claims, spec.profile, manifest=man,
+                                              tuning=tuning, plan=spec.plan(),
+                                              recorded=recorded.read(results_dir)),
+                              spec.claims, man, spec.profile)
+    claims = apply(judged, spec.claims, paper, spec.profile)
     return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df),
                   paper_vs_ours.frame(df, reported, spec.reported and spec.reported.data))
 

@@ -21,7 +21,7 @@ import numpy as np
 from drocli import progress, registry
 from drocli.cells import Cell
 from drocli.errors import DrocliError
-from drocli.limits import TimeLimit, cell_limit, why_limit
+from drocli.limits import WARMUP_FRACTION, TimeLimit, cell_limit, first_limit, why_limit
 from drocli.monitor import Monitor, stalled
 from drocli.provenance import load_avg
 
@@ -92,8 +92,8 @@ def _limit_blas(threads: int) -> None:
     _BLAS_LIMIT[:] = [threads]
 
 
-_WARM: set[tuple] = set()     # (solver, problem, data) whose kernels this process has run
-WARMUP_FRACTION = 0.01       # of the budget, for the warm-up run
+_WARM: dict[tuple, float] = {}   # (solver, problem, data) run here -> its warm-up's seconds
+_ANNOUNCE: list = []         # set by a pool worker: (cell id, limit) -> None, to its parent
 
 
 @dataclass(frozen=True)
@@ -143,10 +143,10 @@ def warm_up(cell: Cell, deadline: float = math.inf, plugins: Plugins | None = No
     ignored: the cell itself then fails or succeeds on its own, but an alarm (`TimeLimit`) is
     not: it stops the cell. The warm-up counts against the cell's limit (`deadline`, a
     perf_counter value)."""
-    key = (cell.solver, cell.problem_name, cell.data_name)
+    key = _key(cell)
     if key in _WARM:
         return 0.0
-    _WARM.add(key)
+    _WARM[key] = math.inf            # a warm-up stopped by an alarm: no pace
     t0 = time.perf_counter()
     try:
         plugins = plugins or Plugins.of(cell)
@@ -155,11 +155,28 @@ def warm_up(cell: Cell, deadline: float = math.inf, plugins: Plugins | None = No
         monitor = Monitor(problem, max(1, int(budget * WARMUP_FRACTION)), checkpoints=2,
                           metrics=cell.metrics or None, evaluate=False, deadline=deadline)
         _solve(cell, problem, monitor, plugins)
+        stopped = monitor.status == "timeout"
     except TimeLimit:
         raise
     except Exception:  # noqa: BLE001 -- the real run reports any failure
-        pass
-    return time.perf_counter() - t0
+        stopped = False
+    spent = time.perf_counter() - t0
+    _WARM[key] = math.inf if stopped else spent
+    return spent
+
+
+def _key(cell: Cell) -> tuple:
+    return (cell.solver, cell.problem_name, cell.data_name)
+
+
+def _limit_after_warm_up(cell: Cell) -> float:
+    """The cell's limit once this process's warm-up of its solver showed a pace
+    (drocli.limits), told to the pool that watches this worker."""
+    pace = _WARM.get(_key(cell))
+    limit = first_limit(cell) if pace == math.inf else cell_limit(cell, pace)
+    for tell in _ANNOUNCE:
+        tell(cell.id, limit)
+    return limit
 
 
 def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict]:
@@ -173,13 +190,16 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
     load average at the cell's start (`load_1m`): a busy machine slows its wall time."""
     load = load_avg()
     t0 = time.time()
-    deadline = time.perf_counter() + cell_limit(cell)
+    start = time.perf_counter()
+    limit = first_limit(cell)
     rows, status, artifacts = [], {"status": "failed"}, {}
     _limit_blas(blas_threads)
     warm = 0.0
     try:
         plugins = Plugins.of(cell)
-        warm = warm_up(cell, deadline, plugins)
+        warm = warm_up(cell, start + limit, plugins)
+        limit = _limit_after_warm_up(cell)
+        deadline = start + limit
         problem = _build(cell, plugins)
         monitor = Monitor(problem, budget_calls(cell.budget, problem),
                           checkpoints=cell.budget.get("checkpoints", 50),
@@ -192,8 +212,8 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
         status = {"status": monitor.status, "oracle_calls": monitor.calls,
                   "budget": monitor.budget, "solver_time_s": monitor.elapsed()}
         if monitor.status == "timeout":
-            status["error"] = (f"stopped at its limit of {cell_limit(cell):g} s "
-                               f"({why_limit(cell)})")
+            status["error"] = (f"stopped at its limit of {limit:g} s "
+                               f"({why_limit(cell, limit)})")
         elif monitor.status == "done" and stalled(rows):
             status.update(status="stalled", error="spent its budget without any metric "
                                                   "moving: the solver's point never changed")
@@ -203,8 +223,8 @@ def run_cell(cell: Cell, blas_threads: int = 1) -> tuple[list[tuple], dict, dict
         status = {"status": "failed", "error": f"{type(e).__name__}: {e}",
                   "traceback": traceback.format_exc()}
     status.update(cell=cell.id, label=cell.label, seed=cell.seed, wall_s=time.time() - t0,
-                  warmup_s=round(warm, 3), host=socket.gethostname(), pid=os.getpid(),
-                  load_1m=load[0] if load else None)
+                  warmup_s=round(warm, 3), limit_s=round(limit, 3), host=socket.gethostname(),
+                  pid=os.getpid(), load_1m=load[0] if load else None)
     return rows, status, artifacts
 
 

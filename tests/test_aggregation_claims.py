@@ -167,6 +167,9 @@ def test_plot_writes_readable_figure(tmp_path):
     with pytest.raises(DrocliError) as ei:
         plot_figures(df, [bad], tmp_path)
     assert "nope" in str(ei.value) and "train" in str(ei.value)
+    skipped: list = []          # where the caller takes skips (plot, report): named, not drawn
+    assert plot_figures(df, [bad], tmp_path, skipped=skipped) == []
+    assert skipped == ["figure g: none of its metrics (nope) is in the records: not drawn"]
 
 
 def test_reference_line_has_the_requested_slope():

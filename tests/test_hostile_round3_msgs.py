@@ -51,7 +51,7 @@ def _plant(folder: Path, bomb: bytes, *, seal: bool) -> None:
     (folder / "records.csv.gz").write_bytes(bomb)
     if seal:
         man = json.loads((folder / "manifest.json").read_text())
-        man["records_sha1"] = hashlib.sha1(bomb).hexdigest()
+        man["records_sha256"] = hashlib.sha256(bomb).hexdigest()
         (folder / "manifest.json").write_text(json.dumps(man))
 
 
@@ -142,10 +142,14 @@ def test_a_manifest_row_count_that_is_not_a_number_of_rows(value, shown, done_ru
 def test_a_manifest_checksum_that_is_not_one(done_run, capsys):
     path = done_run / "manifest.json"
     man = json.loads(path.read_text())
-    man["records_sha1"] = 12345
+    man["records_sha256"] = 12345
     path.write_text(json.dumps(man))
-    one_line_exit_2(call("check", done_run), capsys, str(path), "records_sha1",
-                    "not a SHA-1 checksum")
+    one_line_exit_2(call("check", done_run), capsys, str(path), "records_sha256",
+                    "not a SHA-256 checksum")
+    man["records_sha256"] = "ab" * 20                   # a SHA-1's length: not one either
+    path.write_text(json.dumps(man))
+    one_line_exit_2(call("check", done_run), capsys, str(path), "records_sha256",
+                    "(64 hex digits)")
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux /proc")

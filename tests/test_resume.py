@@ -107,7 +107,7 @@ def test_revised_spec_on_a_finished_run_keeps_its_provenance(tiny_spec, tmp_path
     assert call("run", revised, "--out", out, "-j", "1") == 0
     assert "spec.yaml updated" in capsys.readouterr().err
     after = json.loads((out / "manifest.json").read_text())
-    for key in ("started", "finished", "n_jobs", "backend", "cells", "records_sha1"):
+    for key in ("started", "finished", "n_jobs", "backend", "cells", "records_sha256"):
         assert after[key] == before[key], key
     assert after["spec_revised"]["at"] >= before["finished"]
     assert after["spec_sha1"] != before["spec_sha1"]

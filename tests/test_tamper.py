@@ -145,7 +145,7 @@ def test_records_that_disagree_with_their_cell_files_are_caught(recorded, capsys
     with gzip.open(path, "wb") as fh:
         fh.write(("\n".join(lines) + "\n").encode())
     man = json.loads((out / "manifest.json").read_text())
-    man["records_sha1"] = file_digest(path)                # checksum forged to match
+    man["records_sha256"] = file_digest(path, "sha256")    # checksum forged to match
     (out / "manifest.json").write_text(json.dumps(man))
     code, doc = _check(out, capsys)
     flag = _flags(doc)["cell_rows"]
@@ -302,3 +302,121 @@ def test_cell_rows_on_arrays_agree_with_same_field_by_field():
                 for a, b in zip(r, q, strict=True))
             assert rec.equal(cid, rows) == want, cid
         assert rec.numbers is None or frame is df
+
+
+def _resign(out, edit):
+    """spec.yaml edited by `edit(saved)` and its digest recomputed into the manifest: what
+    a hand that knows the digests does."""
+    saved = yaml.safe_load((out / "spec.yaml").read_text())
+    edit(saved)
+    (out / "spec.yaml").write_text(yaml.safe_dump(saved, sort_keys=False))
+    man = json.loads((out / "manifest.json").read_text())
+    man["spec_sha1"] = spec_digest((out / "spec.yaml").read_text())
+    (out / "manifest.json").write_text(json.dumps(man))
+
+
+def _swap_labels(saved):
+    a, b = saved["solvers"][0], saved["solvers"][1]
+    a["label"], b["label"] = b["label"], a["label"]
+
+
+@pytest.mark.parametrize("edit, words", [
+    (_swap_labels, "labels swapped after the run"),
+    (lambda s: s["solvers"][1]["params"].update(gamma_w=0.02), "are not cells of spec.yaml"),
+    (lambda s: s["budget"].update(epochs=5), "are not cells of spec.yaml"),
+    (lambda s: s.update(seeds=[0, 1, 7]), "neither in the records nor in the manifest"),
+    (lambda s: s.update(seeds=[0, 1]), "are not cells of spec.yaml"),
+])
+def test_spec_edits_with_their_digest_recomputed_are_flagged(recorded, capsys, edit, words):
+    """Issue 56: check re-derives the cells from spec.yaml, whatever the digests say."""
+    _, _, out = recorded
+    _resign(out, edit)
+    code, doc = _check(out, capsys)
+    assert "spec_digest" not in _flags(doc)                 # the digest agrees
+    lines = [f for f in doc["flags"] if f["what"] == "cells_rederived"]
+    assert lines and all(f["tampered"] for f in lines)
+    assert any(words in f["line"] for f in lines), lines
+    assert code == 1 and doc["ok"] is False
+
+
+def test_without_the_spec_s_plug_in_the_cells_are_not_re_derived_and_it_says_so(
+        recorded, capsys, monkeypatch):
+    from drocli import registry
+
+    _, _, out = recorded
+    monkeypatch.delitem(registry._REGISTRY["solver"], "aleg")
+    capsys.readouterr()
+    call("check", out, "--json", "--no-cache")
+    doc = json.loads(capsys.readouterr().out)
+    flag = _flags(doc)["cells_not_rederived"]
+    assert not flag["tampered"] and "aleg" in flag["line"]
+    assert "cells_rederived" not in _flags(doc)
+
+
+def test_a_committed_folder_edited_with_its_digests_recomputed_is_flagged(repo, capsys):
+    """Issue 56: records without cells/ (as committed paper folders are), a number changed
+    and `records_sha256` recomputed; then `git_dirty` unset by hand on a dirty folder."""
+    from drocli.integrity import file_digest
+
+    root, _ = repo
+    out = root / "results" / "tiny"
+    assert call("run", root / "experiments" / "tiny.yaml", "--out", out, "-q") == 0
+    shutil.rmtree(out / "cells")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "recorded")
+    assert _check(out, capsys)[1]["flags"] == []
+    path = out / "records.csv.gz"
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    value = lines[0].split(",").index("value")
+    cols = lines[1].split(",")
+    cols[value] = repr(float(cols[value]) - 0.002)
+    lines[1] = ",".join(cols)
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    man = json.loads((out / "manifest.json").read_text())
+    man["records_sha256"] = file_digest(path, "sha256")
+    (out / "manifest.json").write_text(json.dumps(man))
+    code, doc = _check(out, capsys)
+    flag = _flags(doc)["manifest_edited"]
+    assert flag["tampered"] and "records_sha256" in flag["line"] and code == 1
+    # a folder recorded dirty, committed so, then marked clean by hand
+    _git(root, "checkout", "-q", "--", "results")
+    man = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**man, "git_dirty": True}))
+    _git(root, "commit", "-qam", "a dirty folder moved in")
+    code, doc = _check(out, capsys)
+    assert not _flags(doc)["dirty_tree"]["tampered"] and "manifest_edited" not in _flags(doc)
+    (out / "manifest.json").write_text(json.dumps({**man, "git_dirty": False}))
+    flag = _flags(_check(out, capsys)[1])["manifest_edited"]
+    assert "git_dirty" in flag["line"]
+
+
+def test_a_claims_profiles_edited_by_hand_with_the_digest_recomputed_is_flagged(recorded,
+                                                                                capsys):
+    """Issue 56: the registered `profiles` are part of the registration: spec.yaml skipping
+    a claim the ledger registered for the folder's profile is an edit, whatever the digest."""
+    _, _, out = recorded
+    _resign(out, lambda s: s["claims"][1].update(profiles=["smoke"]))
+    code, doc = _check(out, capsys)
+    assert _claims(doc)["second"]["status"] == "skipped"
+    flag = _flags(doc)["claim_profiles"]
+    assert flag["tampered"] and "edited after the run" in flag["line"] and code == 1
+
+
+def test_new_manifests_digest_the_records_with_sha256_and_sha1_ones_still_read(recorded,
+                                                                               capsys):
+    import hashlib
+
+    _, _, out = recorded
+    man = json.loads((out / "manifest.json").read_text())
+    raw = (out / "records.csv.gz").read_bytes()
+    assert man["records_sha256"] == hashlib.sha256(raw).hexdigest()
+    assert "records_sha1" not in man
+    del man["records_sha256"]                          # as a manifest written before
+    man["records_sha1"] = hashlib.sha1(raw).hexdigest()
+    (out / "manifest.json").write_text(json.dumps(man))
+    assert _check(out, capsys)[1]["flags"] == []
+    man["records_sha1"] = hashlib.sha1(raw + b"x").hexdigest()
+    (out / "manifest.json").write_text(json.dumps(man))
+    capsys.readouterr()
+    assert call("check", out) == 2
+    assert "differs from what the run wrote" in capsys.readouterr().err

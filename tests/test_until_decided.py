@@ -132,3 +132,88 @@ def test_a_folder_past_its_first_look_is_revised_without_running(tiny_spec, tmp_
     capsys.readouterr()
     assert call("check", out) in (0, 1)
     assert "FLAG" not in capsys.readouterr().out
+
+
+def _past_look_1(spec, out):
+    """The folder run to its plan's end, past its first look (the close claim's margin set
+    near 0 when look 1 decided it, so that look 2 runs for ALEG and SMD only)."""
+    assert call("run", spec, "--out", out, "--until-decided", "-q") == 0
+    if len(set(read_records(out)["seed"])) == 8:
+        raw = yaml.safe_load(spec.read_text())
+        raw["claims"][1]["margin"] = 1e-9
+        spec.write_text(yaml.safe_dump(raw))
+        assert call("run", spec, "--out", out, "--until-decided", "-q") == 0
+    assert len(set(read_records(out)["seed"])) > 8
+
+
+def test_a_plan_issued_again_runs_nothing(tiny_spec, tmp_path, monkeypatch, capsys):
+    """Issue 56: `--until-decided` on a folder whose plan has ended runs no cell: MPVR's
+    only claim was decided at look 1, so look 2's seeds are never run for it."""
+    from drocli import worker
+
+    spec = _spec(tiny_spec)
+    out = tmp_path / "res"
+    _past_look_1(spec, out)
+    cells = sorted(p.name for p in (out / "cells").glob("*.json"))
+
+    def no_cell(*a, **k):
+        raise AssertionError("a cell ran")
+
+    monkeypatch.setattr(worker, "run_cell", no_cell)
+    capsys.readouterr()
+    assert call("run", spec, "--out", out, "--until-decided") == 0
+    assert "nothing to run" in capsys.readouterr().err
+    assert sorted(p.name for p in (out / "cells").glob("*.json")) == cells
+    df = read_records(out)
+    assert set(df.loc[df["label"] == "MPVR", "seed"]) == set(range(8))
+
+
+def test_a_resumed_look_runs_only_what_its_claims_need(tiny_spec, monkeypatch):
+    """A look begun and interrupted (the folder reached look 2): the look is run again for
+    the labels of the claims still open as the folder stands, not for every label."""
+    from drocli import runner, until_decided
+    from drocli.cells import resolve
+    from drocli.spec import load_spec
+
+    batch = resolve(load_spec(_spec(tiny_spec)))
+    asked = []
+
+    class Done:
+        unfinished, judged = [], type("J", (), {"claims": []})()
+
+    def fake_run(batch, out, *, seeds, only, log, **kw):
+        asked.append((len(seeds), sorted({c.label for c in batch.for_seeds(seeds)
+                                          if only is None or only(c)})))
+        return Done()
+
+    open_ = [type("R", (), {"id": "close", "status": "inconclusive",
+                            "look": {"seeds": 8}})()]
+    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.setattr(until_decided, "reached", lambda plan, out: 16)
+    monkeypatch.setattr(until_decided, "open_claims", lambda out, looks: open_)
+    monkeypatch.setattr(until_decided, "undecided", lambda claims, looks: [])
+    until_decided.run_until_decided(batch, "unused", log=lambda m: None)
+    assert asked == [(16, ["ALEG", "SMD"])]          # MPVR's claim was decided before
+    open_.clear()
+    asked.clear()
+    until_decided.run_until_decided(batch, "unused", log=lambda m: None)
+    assert asked == [(16, [])]                        # the plan ended: nothing runs
+
+
+def test_a_plan_changed_after_its_first_look_is_refused(tiny_spec, tmp_path, capsys):
+    """Issue 56: a plan is fixed once its first look has run; its looks or its pool changed
+    afterwards exit 2 naming `sequential`, before anything is written."""
+    spec = _spec(tiny_spec)
+    out = tmp_path / "res"
+    assert call("run", spec, "--out", out, "-q") == 0           # look 1
+    man = (out / "manifest.json").read_bytes()
+    raw = yaml.safe_load(spec.read_text())
+    for change in ({"looks": [8, 24], "pool": "100-115"}, {"looks": [8, 16], "pool": "200-207"}):
+        raw["sequential"] = change
+        spec.write_text(yaml.safe_dump(raw))
+        for extra in ((), ("--until-decided",)):
+            capsys.readouterr()
+            assert call("run", spec, "--out", out, "-q", *extra) == 2
+            err = capsys.readouterr().err
+            assert "sequential" in err and "new study" in err, err
+            assert (out / "manifest.json").read_bytes() == man

@@ -34,7 +34,7 @@ def _counted_cell(tmp_path, monkeypatch):
 
     monkeypatch.setitem(registry._REGISTRY["problem"], cell.problem_name,
                         dataclasses.replace(entry, func=build))
-    monkeypatch.setattr(worker, "_WARM", set())
+    monkeypatch.setattr(worker, "_WARM", {})
     return cell, calls
 
 

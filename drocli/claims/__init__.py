@@ -30,7 +30,8 @@ Statuses: holds; fails (marked reproduced, significantly not); inconclusive (wit
 noise: reported, not a failure); not_reproduced (marked `reproduced: false` and indeed not
 reproduced; `reproduced: [paper]` marks it reproduced on the listed profiles only);
 unexpectedly_holds (marked not reproduced but holds: re-examine the mark; never a
-failure); skipped (profile not listed, labels or rows missing).
+failure); incomplete (cells it compares did not finish: not judged, drocli.claims.unfinished);
+skipped (profile not listed, labels or rows missing).
 
 Each claim of a shipped spec carries `source`: the paper's sentence it encodes, verbatim,
 and where it stands (tests/test_claim_sources.py finds every quote in the paper's text).
@@ -49,7 +50,7 @@ from drocli.errors import DrocliError
 from drocli.registry import Params
 
 STATUSES = ("holds", "fails", "inconclusive", "not_reproduced", "unexpectedly_holds",
-            "unsupported", "skipped")
+            "unsupported", "incomplete", "skipped")
 Scalar = str | int | float | bool
 
 
@@ -657,6 +658,7 @@ TAGS = {"holds": "HOLDS", "fails": "FAILS", "inconclusive": "INCONCLUSIVE",
         "unsupported": "NOT SUPPORTED BY THE PAPER'S NUMBERS",
         "not_reproduced": "NOT REPRODUCED (expected)",
         "unexpectedly_holds": "UNEXPECTEDLY HOLDS (marked not reproduced)",
+        "incomplete": "NOT JUDGED (cells did not finish)",
         "skipped": "SKIPPED", "error": "ERROR"}
 
 
@@ -699,7 +701,8 @@ SUMMARY_ORDER = (("holds", "hold"), ("not_reproduced", "not reproduced"),
                  ("inconclusive", "inconclusive"), ("post_hoc", "post hoc"),
                  ("unexpectedly_holds", "unexpectedly hold"),
                  ("unsupported", "not supported by the paper's numbers"), ("fails", "fail"),
-                 ("error", "judged with an error"), ("skipped", "skipped"))
+                 ("error", "judged with an error"),
+                 ("incomplete", "not judged (cells did not finish)"), ("skipped", "skipped"))
 
 
 def summary_counts(results: list[ClaimResult]) -> dict[str, int]:
@@ -708,7 +711,8 @@ def summary_counts(results: list[ClaimResult]) -> dict[str, int]:
     paper's own numbers do not support, which counts as that."""
     counts = {k: 0 for k, _ in SUMMARY_ORDER}
     for r in results:
-        key = "post_hoc" if r.post_hoc and r.status not in ("fails", "error", "unsupported") \
+        key = "post_hoc" if r.post_hoc and r.status not in ("fails", "error", "unsupported",
+                                                             "incomplete") \
             else r.status
         counts[key] = counts.get(key, 0) + 1
     return counts

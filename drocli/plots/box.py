@@ -56,14 +56,19 @@ def render(records, spec: BoxSpec, out_dir: Path, formats, dpi, experiment_title
         data = [finals.loc[finals["label"].astype(str) == lab, panel.metric]
                 .to_numpy(float) for lab in labels]
         data = [v[np.isfinite(v)] for v in data]
+        ax.set_title(panel.title or panel.metric)
+        ax.set_ylabel(panel.ylabel or panel.metric)
+        if not labels:                  # a run of other cases or solvers: nothing here
+            filt = {**spec.filter, **panel.filter}
+            ax.text(0.5, 0.5, "no data" + (f"\nfilter {filt}" if filt else ""),
+                    transform=ax.transAxes, ha="center", va="center", color="0.4")
+            continue
         bp = ax.boxplot(data, patch_artist=True, widths=0.6,
                         medianprops={"color": "black", "linewidth": 1.2})
         for i, (patch, lab) in enumerate(zip(bp["boxes"], labels, strict=True)):
             patch.set_facecolor(spec.colors.get(lab, PALETTE[i % len(PALETTE)]))
             patch.set_alpha(0.85)
         ax.set_xticks(range(1, len(labels) + 1), labels, rotation=45, ha="right")
-        ax.set_title(panel.title or panel.metric)
-        ax.set_ylabel(panel.ylabel or panel.metric)
     fig = frame.finish(len(spec.panels))
     title = " - ".join(t for t in (experiment_title, spec.title) if t) or spec.name
     return save_figure(fig, out_dir, spec.name, formats, dpi, title)
