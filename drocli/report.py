@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from drocli import history
 from drocli.atomic import signals_held
 from drocli.errors import DrocliError
 from drocli.manifest import finite_number
@@ -58,6 +59,7 @@ class Page:
     seeds_used: int | None = None     # distinct seeds in the records (looks add to `seeds`)
     looks: list | None = None         # the sequential plan's looks, if any
     paper: object = None              # the paper's numbers beside ours (paper_vs_ours)
+    history: str | None = None        # the commits that changed the records (drocli.history)
 
 
 def _load(results_dir: Path) -> Page:
@@ -89,7 +91,7 @@ def _load(results_dir: Path) -> Page:
                 effect_words={c.id: c.effect_text() for c in spec.claims},
                 seeds_used=int(df["seed"].nunique()) if df is not None and "seed" in df
                 else None, looks=list(spec.sequential.looks) if spec.sequential else None,
-                paper=judged.paper)
+                paper=judged.paper, history=history.summary(results_dir))
 
 
 def _solver_times(df) -> dict[str, float]:
@@ -445,7 +447,8 @@ def _provenance(page: Page) -> list[tuple[str, str]]:
                        f"{', DIRTY working tree' if m.get('git_dirty') else ''}"
                        f"{', dirty or not unknown' if m.get('git_dirty') is None else ''}"
                        f"{'; ' + str(m['git_from']) if m.get('git_from') else ''})"),
-            *machine_rows(m), *compute_clock(m, page.cell_times)]
+            *machine_rows(m), *compute_clock(m, page.cell_times),
+            *([("records history", page.history)] if page.history else [])]
 
 
 def _note_of(effects: dict) -> str:
