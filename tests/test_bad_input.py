@@ -128,3 +128,23 @@ def test_duplicate_key_refused(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and not out.exists(), err
     assert len(err.splitlines()) == 1 and "duplicate key 'profiles'" in err, err
+
+
+def test_a_margin_beyond_a_million_ranges_of_its_metric_is_refused(tiny_spec, tmp_path,
+                                                                    capsys):
+    """Issue 56: a size no data could clear or miss is a typo, refused in one line with its
+    key path, not judged INCONCLUSIVE [-inf, +inf]."""
+    import yaml
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    saved = yaml.safe_load((out / "spec.yaml").read_text())
+    saved["claims"][0]["margin"] = 1e9
+    spec = tmp_path / "wide.yaml"
+    spec.write_text(yaml.safe_dump(saved, sort_keys=False))
+    assert call("run", spec, "--out", out, "-q") == 0           # the claim revised only
+    capsys.readouterr()
+    assert call("check", out) == 2
+    err = capsys.readouterr().err
+    assert "claims[0].margin" in err and "times the whole range of max_risk_train" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

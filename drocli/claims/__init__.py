@@ -323,6 +323,7 @@ def evaluate_claims(records, claims: list, profile: str, manifest: dict | None =
     if dup:
         raise DrocliError(f"claim ids must be unique, repeated: {', '.join(dup)}",
                           key="claims")
+    _sane_margins(specs, records)
     split = _ByMetric(records)
     out = []
     for c in specs:
@@ -406,6 +407,39 @@ def evaluate_at_looks(records, claim: ClaimBase, profile: str, plan: dict | None
     if last.status != "skipped":
         last.detail = f"{last.detail} [{where}]"
     return last
+
+
+MAX_MARGIN_RANGES = 1e6     # a margin this many times its metric's whole range is a typo
+
+
+def _sane_margins(specs: list, records) -> None:
+    """Refuse a `margin` (the claim's or a panel's) more than MAX_MARGIN_RANGES times the
+    range of its metric's values in the records: a size no data could ever clear or miss,
+    judged as INCONCLUSIVE [-inf, +inf] before (issue 56)."""
+    import numpy as np
+    import pandas as pd
+
+    if records is None or not {"metric", "value"} <= set(records.columns):
+        return
+    spans: dict = {}
+    for i, c in enumerate(specs):
+        sizes = [(f"claims[{i}].margin", c.metric, getattr(c, "margin", None))]
+        sizes += [(f"claims[{i}].panels[{j}].margin", p.get("metric", c.metric), p.get("margin"))
+                  for j, p in enumerate(getattr(c, "panels", None) or [])]
+        for key, metric, margin in sizes:
+            if not margin or metric is None:
+                continue
+            if metric not in spans:
+                vals = pd.to_numeric(records.loc[records["metric"].astype(str) == str(metric),
+                                                 "value"], errors="coerce").to_numpy(float)
+                vals = vals[np.isfinite(vals)]
+                spans[metric] = float(vals.max() - vals.min()) if len(vals) else 0.0
+            span = spans[metric]
+            if span > 0 and abs(float(margin)) > MAX_MARGIN_RANGES * span:
+                raise DrocliError(f"claim {c.id!r}: margin {float(margin):g} is more than "
+                                  f"{MAX_MARGIN_RANGES:g} times the whole range of {metric} in "
+                                  f"the records ({span:.3g})", key=key,
+                                  fix=f"give the margin in {metric}'s units, within its range")
 
 
 class _ByMetric:
