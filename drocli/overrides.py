@@ -162,7 +162,8 @@ def _names_dropped(key: str, dropped: set[str]) -> bool:
     return len(parts) > 1 and parts[0] == "solvers" and parts[1] in dropped
 
 
-def select(raw: dict, solvers=(), data=(), *, file: str) -> None:
+def select(raw: dict, solvers=(), data=(), *, file: str, profile: str | None = None,
+           known_cases=()) -> None:
     """Keep only the named solver entries (by label or name) and cases (by name), in place;
     claims, legends and case settings that name a solver left out are dropped with it."""
     if solvers:
@@ -192,6 +193,11 @@ def select(raw: dict, solvers=(), data=(), *, file: str) -> None:
         cases = raw.get("cases") or {}
         if cases:
             for d in data:
+                if d in known_cases and d not in cases:
+                    raise DrocliError(f"profile {profile!r} drops case {d!r} (its cases: "
+                                      f"{', '.join(map(str, cases))})", file=file,
+                                      key=f"-d {d}", fix=f"give -d {' or -d '.join(cases)}, or "
+                                      "a profile that keeps it (the spec as written has it)")
                 if d not in cases:
                     raise DrocliError(f"no case {d!r} in this spec", file=file, key=f"-d {d}",
                                       fix=did_you_mean(d, list(cases)))

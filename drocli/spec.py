@@ -526,7 +526,7 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
         apply_override(raw, k, v, file=f"{file} (--set {k})")
     expand_case_bases(raw, file)
     if solvers or data:
-        select(raw, solvers, data, file=file)
+        select(raw, solvers, data, file=file, profile=chosen, known_cases=known[1])
     raw["profile"] = chosen
     try:
         spec = Spec.model_validate(raw)

@@ -148,3 +148,14 @@ def test_a_margin_beyond_a_million_ranges_of_its_metric_is_refused(tiny_spec, tm
     err = capsys.readouterr().err
     assert "claims[0].margin" in err and "times the whole range of max_risk_train" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_case_the_profile_dropped_is_named_as_such(capsys):
+    """Issue 57: `-d C=2 --profile smoke` said "no case 'C=2' in this spec"."""
+    spec = Path(__file__).resolve().parents[1] / "experiments" / "omd_tch_fl_mnist.yaml"
+    assert call("run", spec, "--profile", "smoke", "-d", "C=2", "--dry-run") == 2
+    err = capsys.readouterr().err
+    assert "profile 'smoke' drops case 'C=2' (its cases: rotation)" in err
+    assert "give -d rotation" in err and len(err.strip().splitlines()) == 1
+    assert call("run", spec, "--profile", "smoke", "-d", "C=7", "--dry-run") == 2
+    assert "no case 'C=7' in this spec" in capsys.readouterr().err

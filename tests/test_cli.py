@@ -514,3 +514,26 @@ def test_a_comma_value_without_m_hints_at_m(tiny_spec, capsys):
     assert call("show", tiny_spec, "budget.epochs=1,2") == 2
     err = capsys.readouterr().err
     assert "-m budget.epochs=1,2" in err and err.count("\n") == 1
+
+
+def test_the_docs_synopsis_names_every_option():
+    """Issue 57: docs/cli.md's synopsis lacked --until-decided, check --plan and
+    --skip-memory-check. Every option of every command appears there (short or long)."""
+    import re
+    from pathlib import Path
+
+    from drocli.cli import cli
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    synopsis = doc.split("\n- `run` writes")[0]
+    missing = []
+    for name, cmd in cli.commands.items():
+        subs = getattr(cmd, "commands", None)
+        for full, c in ([(f"{name} {n}", s) for n, s in subs.items()] if subs
+                        else [(name, cmd)]):
+            for p in c.params:
+                if p.param_type_name != "option" or "--help" in p.opts:
+                    continue
+                if not any(re.search(rf"[\[ ]{re.escape(o)}\b", synopsis) for o in p.opts):
+                    missing.append(f"{full} {p.opts[-1]}")
+    assert not missing, missing
