@@ -48,6 +48,28 @@ def reporter(cell_id: str):
     return report
 
 
+BAR_FORMAT = ("{desc}: {percentage:3.0f}%|{bar}| {done}/{total_fmt} cells "
+              "[{elapsed}<{remaining}, {rate_fmt}{postfix}]")
+
+
+def cell_bar(total: int, file=None):
+    """The terminal bar: its position (and so its rate and ETA) counts the running cells'
+    fractions, while the count it shows is of whole finished cells (`bar.whole`)."""
+    import sys
+
+    from tqdm import tqdm
+
+    class CellBar(tqdm):
+        whole = 0
+
+        @property
+        def format_dict(self):
+            return {**super().format_dict, "done": self.whole}
+
+    return CellBar(total=total, unit="cell", desc="drocli run", file=file or sys.stderr,
+                   dynamic_ncols=True, bar_format=BAR_FORMAT)
+
+
 class Watcher:
     """Moves `bar` to (finished cells + the running cells' fractions) until stopped; or,
     without a bar, hands `beat` a heartbeat line every `every` seconds (`names`: cell id ->
@@ -105,6 +127,7 @@ class Watcher:
         if self.bar is None:
             return
         n = len(self.finished) + self.partial()
+        self.bar.whole = len(self.finished)
         self.bar.n = min(float(self.bar.total or n), round(n, 2))
         self.bar.refresh()
 

@@ -173,7 +173,7 @@ def _progress(total: int, quiet: bool):
     from tqdm import tqdm
 
     tqdm.monitor_interval = 0       # no monitor thread: forked workers start from one thread
-    return tqdm(total=total, unit="cell", desc="drocli run", file=sys.stderr, dynamic_ncols=True)
+    return progress.cell_bar(total)
 
 
 def _stderr(line: str) -> None:

@@ -156,3 +156,20 @@ def test_the_heartbeat_line_names_the_running_cells(tmp_path):
     with beating:
         time.sleep(0.5)
     assert got and all("of 5 cells done" in x for x in got)
+
+
+def test_the_bar_counts_whole_cells_while_its_rate_counts_fractions(tmp_path):
+    """Issue 57: the bar showed "2.13/8"."""
+    import io
+
+    from drocli.progress import Watcher, cell_bar
+
+    out = io.StringIO()
+    bar = cell_bar(8, file=out)
+    (tmp_path / "c3").write_text("0.1300")
+    w = Watcher(bar, tmp_path)
+    w.finished |= {"c1", "c2"}
+    w.refresh()
+    bar.close()
+    shown = out.getvalue().replace("\r", "\n").strip().splitlines()[-1]
+    assert " 2/8 cells " in shown and "2.13" not in shown and bar.n == 2.13
