@@ -676,4 +676,7 @@ def run_caption(caption: str | None, profile: str, seeds) -> str:
     note = f"This run: profile {profile}, {len(seeds)} seed{plural} ({shown})"
     if profile == "smoke":
         note += "; a smoke run (fewer seeds or a shorter budget than the paper's), not a result"
-    return f"{caption or ''} {note}.".strip()
+    text = " ".join((caption or "").split())
+    if text and text[-1] not in ".!?":          # "... over 5 seeds This run:" ran on
+        text += "."
+    return f"{text} {note}.".strip()

@@ -59,3 +59,13 @@ def test_smoke_claims_and_reference(path, tmp_path, capsys):
     code = call("check", out, "--reference", ref, "--rtol", "1e-4")
     text = capsys.readouterr().out
     assert code == 0, text
+
+
+def test_a_caption_and_the_run_note_are_two_sentences():
+    """Issue 57: "... over 5 seeds This run: ..." ran on without a separator."""
+    from drocli.spec import run_caption
+
+    text = run_caption("Mean over 5 seeds", "quick", [0, 1, 2])
+    assert text == "Mean over 5 seeds. This run: profile quick, 3 seeds (0, 1, 2)."
+    assert run_caption("Ends well.", "paper", [4]).startswith("Ends well. This run:")
+    assert run_caption(None, "paper", [4]) == "This run: profile paper, 1 seed (4)."
