@@ -29,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from drocli import registry
+from drocli import registry, texts
 from drocli.errors import DrocliError, did_you_mean
 from drocli.files import MAX_SPEC_BYTES
 from drocli.layout import NAME_PATTERN  # one safe path component
@@ -527,6 +527,7 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
     expand_case_bases(raw, file)
     if solvers or data:
         select(raw, solvers, data, file=file, profile=chosen, known_cases=known[1])
+    texts.fill(raw, file)
     raw["profile"] = chosen
     try:
         spec = Spec.model_validate(raw)
