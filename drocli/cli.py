@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -311,7 +312,8 @@ def plot(results_dir, out, fmt):
     folder = Path(out or Path(results_dir) / "figures")
     skipped: list[str] = []
     try:
-        with _writing(folder):
+        with _writing(folder), warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", UserWarning)
             paths = plot_figures(df, spec.figures, folder, fmt=fmt,
                                  experiment_title=spec.title or spec.name,
                                  context={"spec": spec, "results_dir": Path(results_dir)},
@@ -328,6 +330,9 @@ def plot(results_dir, out, fmt):
         click.echo(str(p))
     for line in skipped:               # figures of cases or solvers this run left out
         click.echo(f"drocli: {results_dir}: {line}", err=True)
+    for w in said:                     # drocli's one-line messages, not Python's warnings
+        if issubclass(w.category, UserWarning):
+            click.echo(f"drocli: {results_dir}: {' '.join(str(w.message).split())}", err=True)
     for line in spec._unread:          # figures whose kind's plug-in is not installed
         click.echo(f"drocli: {results_dir}: {line}: not drawn; install the package that "
                    "brings it", err=True)

@@ -47,7 +47,8 @@ def fill(raw: dict, file: str) -> None:
     """Fill the placeholders of the spec's title and description and of each figure's title,
     caption and panel titles, in place."""
     for k in ("title", "description"):
-        raw[k] = _fill(raw.get(k), raw, file, k)
+        if k in raw:
+            raw[k] = _fill(raw[k], raw, file, k)
     for i, fig in enumerate(raw.get("figures") or []):
         if not isinstance(fig, dict):
             continue

@@ -362,3 +362,43 @@ def test_multirow_legend_reads_in_spec_order_row_by_row():
     assert legend._ncols == 2
     assert [t.get_text() for t in legend.get_texts()] == [
         "ALEG", "MPVR", "SMD", "SMD tuned"]
+
+
+def test_a_sweep_draws_every_swept_label_of_a_legend_entry():
+    """Issue 57: a `-m` sweep names its labels 'ALEG (gamma_w=0.01)'; the spec's legend
+    [ALEG, SMD, MPVR] drew nothing of them."""
+    import warnings
+
+    rec = make_records()
+    swept = rec[rec["label"] == "ALEG"].copy()
+    rec.loc[rec["label"] == "ALEG", "label"] = "ALEG (gamma_w=0.01)"
+    swept["label"] = "ALEG (gamma_w=0.1)"
+    swept["cell"] = swept["cell"].astype(str) + "-b"        # its own cells
+    rec = pd.concat([rec, swept], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # nothing is left out
+        fig = make_figure(rec, spec())
+    from drocli.plotting import _label_order
+
+    assert _label_order(rec, spec()) == ["ALEG (gamma_w=0.01)", "ALEG (gamma_w=0.1)", "SMD",
+                                         "MPVR"]
+    assert len(visible_axes(fig)[0].lines) == 4
+
+
+def test_plot_says_a_legend_mismatch_in_one_drocli_line(tiny_spec, tmp_path, capsys):
+    """Issue 57: a raw Python UserWarning with a file path; now drocli's one line."""
+    import yaml
+
+    from tests.conftest import call
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--out", out, "-q") == 0
+    saved = yaml.safe_load((out / "spec.yaml").read_text())
+    saved["figures"][0]["legend"] = ["ALEG", "SMD", "MPVR"]    # as a hand would leave it
+    (out / "spec.yaml").write_text(yaml.safe_dump(saved))
+    capsys.readouterr()
+    call("plot", out)
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if "legend label(s)" in x)
+    assert line.startswith(f"drocli: {out}: figure 'fig_tiny'") and "Warning" not in err
+    assert ".py:" not in err
