@@ -227,7 +227,8 @@ def get(kind: str, name: str, *, file: str | None = None, key: str | None = None
     if name not in table:
         raise DrocliError(f"unknown {kind} {name!r}", file=file, key=key,
                           fix=did_you_mean(str(name), names(kind))
-                          + f"; `drocli list {PLURAL[kind]}` shows all")
+                          + f"; `drocli list {PLURAL[kind]}` shows all; a {kind} of a "
+                            "plug-in package needs that package installed")
     return table[name]
 
 

@@ -159,3 +159,11 @@ def test_a_case_the_profile_dropped_is_named_as_such(capsys):
     assert "give -d rotation" in err and len(err.strip().splitlines()) == 1
     assert call("run", spec, "--profile", "smoke", "-d", "C=7", "--dry-run") == 2
     assert "no case 'C=7' in this spec" in capsys.readouterr().err
+
+
+def test_an_unknown_solver_may_be_a_plug_in_not_installed(tmp_path, capsys):
+    """Issue 57: run's did-you-mean did not hint at a missing plug-in."""
+    assert call("run", SPEC, "--set", "solvers.ALEG.name=alegx", "--dry-run",
+                "--out", tmp_path / "x") == 2
+    err = capsys.readouterr().err
+    assert "unknown solver 'alegx'" in err and "plug-in package needs that package" in err
