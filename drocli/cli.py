@@ -500,9 +500,9 @@ def list_(what, name):
     kinds = [what] if what else [*LIST_KINDS, "experiments"]
     for kind in kinds:
         if kind == "experiments":
-            click.echo("experiments:")
-            for path in sorted(Path("experiments").glob("*.yaml")):
-                click.echo(f"  {path}")
+            from drocli.catalog import listing as experiments
+
+            click.echo(experiments())
             continue
         click.echo(listing.table(LIST_KINDS[kind]))
 

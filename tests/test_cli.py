@@ -537,3 +537,27 @@ def test_the_docs_synopsis_names_every_option():
                 if not any(re.search(rf"[\[ ]{re.escape(o)}\b", synopsis) for o in p.opts):
                     missing.append(f"{full} {p.opts[-1]}")
     assert not missing, missing
+
+
+def test_list_experiments_shows_titles_profiles_and_recorded_cost(tmp_path, monkeypatch):
+    """Issue 57: bare paths before; outside a checkout, an empty list that did not say where
+    it looked."""
+    import json
+    from pathlib import Path
+
+    from drocli.catalog import listing
+
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "experiments" / "toy.yaml").write_text(
+        "name: toy\ntitle: A toy\nprofiles: {smoke: {seeds: [0]}}\n")
+    folder = tmp_path / "results" / "toy-smoke"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps(
+        {"cells": {"a": {"wall_s": 30.0}, "b": {"wall_s": 60.0}}}))
+    monkeypatch.chdir(tmp_path)
+    text = listing()
+    assert "experiments/toy.yaml  A toy" in text
+    assert "paper: not recorded here" in text
+    assert "smoke: 2 cells, 2 min of compute (results/toy-smoke)" in text
+    empty = listing(Path("nowhere"))
+    assert "no spec in" in empty and "nowhere" in empty
