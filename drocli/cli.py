@@ -19,9 +19,11 @@ EPILOG_RUN = """\b
 Examples:
   drocli run experiments/gdro_synthetic.yaml              # paper profile, results/gdro_synthetic/
   drocli run experiments/gdro_synthetic.yaml --profile smoke -j 2
-  drocli run experiments/gdro_synthetic.yaml --set data.params.n_train=200 --set seeds=3
-  drocli run experiments/gdro_synthetic.yaml --set solvers.ALEG.params.gamma_w=0.05
-  drocli run experiments/gdro_synthetic.yaml --backend dask -j 4
+  drocli run experiments/gdro_synthetic.yaml -p smoke data.params.n_train=200 seeds=[0,1,2]
+  drocli run experiments/gdro_synthetic.yaml --profile smoke --set solvers.ALEG.params.gamma_w=0.05
+  drocli run experiments/gdro_synthetic.yaml --profile smoke --backend dask -j 2
+A variant (--set, KEY=VALUE, -m, -s, -d) goes to runs/<name>-<profile>-<tag> unless --out
+says otherwise: never into a recorded folder under results/.
 Re-running the same command resumes: finished cells are skipped (--force re-runs them).
 Cells stopped at their wall limit or failed are named, kept out of the records and run
 again by the same command; the run then exits 4.
@@ -101,9 +103,17 @@ def _folder_path(ctx, param, value):
     return Path(value)
 
 
-def _default_out(spec) -> Path:
+def _default_out(spec, variant: tuple = ()) -> Path:
+    """results/<name>[-<profile>] for the spec as written; a variant (--set, KEY=VALUE, -m,
+    -s, -d) goes to runs/<name>[-<profile>]-<6 hex of what was typed>, so it never mixes into
+    a recorded folder (issue 57) and the same command finds its folder again."""
+    import hashlib
+
     name = spec.name if spec.profile == spec.default_profile else f"{spec.name}-{spec.profile}"
-    return Path("results") / name
+    if not variant:
+        return Path("results") / name
+    tag = hashlib.sha1("\0".join(variant).encode()).hexdigest()[:6]
+    return Path("runs") / f"{name}-{tag}"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -114,9 +124,9 @@ def cli():
     \b
     A YAML spec in experiments/ names the data, the problem, the solvers, the seeds,
     the budget, the figures and the paper's claims. The usual loop:
-      drocli run experiments/gdro_synthetic.yaml     # cells in parallel -> tidy CSV
-      drocli plot results/gdro_synthetic             # the paper's figures
-      drocli check results/gdro_synthetic            # the paper's claims (exit 1 if one fails)
+      drocli run experiments/gdro_synthetic.yaml --profile smoke --out runs/gdro   # -> tidy CSV
+      drocli plot runs/gdro                          # the paper's figures
+      drocli check runs/gdro --reference results/gdro_synthetic-smoke   # claims, regressions
     `drocli list` shows the registered solvers, data sources, problems and specs.
     """
 
@@ -194,7 +204,7 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
         spec = load_spec(spec_file, profile=profile,
                          overrides=parse_set(sets) + positional(overrides, multirun),
                          solvers=only_solvers, data=only_data)
-    out = out or _default_out(spec)
+    out = out or _default_out(spec, typed)
     if not skip_memory_check:
         from drocli.resources import check as check_memory
 
@@ -274,7 +284,7 @@ Figures (panels, x, bands, legend order, captions) are declared under `figures:`
 EPILOG_CHECK = """\b
 Examples:
   drocli check results/gdro_synthetic
-  drocli check results/gdro_synthetic-smoke --reference path/to/recorded/gdro_synthetic-smoke
+  drocli check runs/gdro --reference results/gdro_synthetic-smoke   # a new run vs the recorded
 Each comparative claim is judged on one summary per seed: a paired t-interval of its effect
 at the claim's confidence (default 95 %), Bonferroni over the labels it must beat to refute
 it, an exact sign-flip test for seed spreads; fewer than 3 seeds are inconclusive.

@@ -148,6 +148,8 @@ def _figure_metrics(fig) -> list[tuple[str, str | None]]:
 def dump_spec(spec: Spec) -> str:
     """The resolved spec as YAML (saved beside the results), registry defaults filled in."""
     data = spec.model_dump(mode="json", exclude={"figures", "claims"})
+    if data.get("reported") is None:   # a spec without the paper's numbers is written as
+        data.pop("reported", None)     # before `reported:` existed: its recorded digest holds
     data["data"]["params"] = registry.resolve_params(registry.get("data", spec.data.name),
                                                      spec.data.params)
     data["problem"]["params"] = registry.resolve_params(
