@@ -138,10 +138,12 @@ def cli():
               "(a grid over that data, problem or solver parameter, or seeds).")
 @click.option("--solver", "-s", "only_solvers", multiple=True, metavar="LABEL",
               help="Run only this solver entry (label or name); repeatable.")
-@click.option("--data", "-d", "only_data", multiple=True, metavar="CASE",
-              help="Run only this case (named setting) of the spec; repeatable.")
+@click.option("--case", "-d", "--data", "only_data", multiple=True, metavar="CASE",
+              help="Run only this case (named setting) of the spec; repeatable (-d and "
+                   "--data, its older name, are the same).")
 @click.option("--out", "-o", type=click.Path(), callback=_folder_path,
-              help="Results folder [default: results/<spec name>, -<profile> unless paper].")
+              help="Results folder [default: results/<spec name>, -<profile> unless paper; "
+                   "runs/<...>-<tag> for a variant: --set, KEY=VALUE, -m, -s, -d].")
 @click.option("-j", "--jobs", "n_jobs", type=int, default=1, show_default=True,
               callback=_jobs, help="Cells run in parallel (-1: all cores).")
 @click.option("--profile", "-p", help="Spec profile: smoke (<1 min), quick, paper [default].")
@@ -523,8 +525,8 @@ def list_(what, name):
 @click.option("--multirun", "-m", is_flag=True, help="KEY=a,b,c sweeps the value, as in run.")
 @click.option("--solver", "-s", "only_solvers", multiple=True, metavar="LABEL",
               help="Only this solver entry (label or name); repeatable.")
-@click.option("--data", "-d", "only_data", multiple=True, metavar="CASE",
-              help="Only this case (named setting); repeatable.")
+@click.option("--case", "-d", "--data", "only_data", multiple=True, metavar="CASE",
+              help="Only this case (named setting); repeatable (-d, --data: the same).")
 @click.option("--profile", "-p", help="Spec profile: smoke, quick, paper [default].")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a spec value by dotted path (YAML value); repeatable.")

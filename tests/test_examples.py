@@ -50,7 +50,7 @@ def _tree(folder: Path) -> dict:
             for p in folder.rglob("*") if p.is_file()}
 
 
-@pytest.mark.parametrize("command", [c for c in _examples() if "dask" not in c])
+@pytest.mark.parametrize("command", _examples())
 def test_an_example_runs_as_printed(command, checkout):
     before = _tree(checkout / "results")
     args = shlex.split(command)[1:]
