@@ -60,6 +60,7 @@ class Page:
     looks: list | None = None         # the sequential plan's looks, if any
     paper: object = None              # the paper's numbers beside ours (paper_vs_ours)
     history: str | None = None        # the commits that changed the records (drocli.history)
+    docs: str | None = None           # drocli's docs/ relative to the report folder
 
 
 def _load(results_dir: Path) -> Page:
@@ -590,7 +591,6 @@ def _gen(text) -> str:
 
 
 def markdown(page: Page) -> str:
-    from drocli.listing import VERDICTS
 
     cell = md
     lines = [f"# {md(page.title)}", ""]
@@ -605,7 +605,7 @@ def markdown(page: Page) -> str:
         lines += ["", "## Settings, deviations and stand-ins", "", md(page.description)]
     lines += paper_section(page)
     shared = seeds_note(page)
-    lines += ["", "## Verdicts", "", VERDICTS, ""]
+    lines += ["", "## Verdicts", "", _verdicts_text(page, as_html=False), ""]
     if shared:
         lines += [f"Every interval below: {shared}.", ""]
     lines += ["| claim | status | compared with | effect | interval | verdict |",
@@ -714,7 +714,6 @@ def _color(status: str) -> str:
 
 
 def html_page(page: Page) -> str:
-    from drocli.listing import VERDICTS
 
     e = _esc
     rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _provenance(page))
@@ -761,7 +760,7 @@ def html_page(page: Page) -> str:
     body = (f"<h1>{e(page.title)}</h1>{dirty}<p>Results folder <code>{e(page.name)}</code>."
             + (f" <strong>{e(page.note)}</strong>" if page.note else "") + "</p>"
             f"<table>{rows}</table>{desc}{paper_html(page)}<h2>Verdicts</h2>"
-            f"<p>{e(VERDICTS)}</p>"
+            f"<p>{_verdicts_text(page, as_html=True)}</p>"
             + (f"<p>Every interval below: {e(shared)}.</p>" if shared else "")
             + "<table><tr><th>claim</th><th>status</th><th>compared with</th><th>effect</th>"
             f"<th>interval</th><th>verdict</th></tr>{''.join(claims)}</table>"
@@ -1077,8 +1076,10 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
     where = {p.name: os.path.relpath(os.path.abspath(d), os.path.abspath(out))
              for p, d in zip(pages, results_dirs, strict=True)}
     with _locked(out):
+        docs = _docs_from(out)
         for p in pages:
             p.links = _copy_figures(p, out)
+            p.docs = docs
             _write(out / f"{p.name}.md", markdown(p))
             _write(out / f"{p.name}.html", html_page(p))
         now = _listing(out)
@@ -1091,6 +1092,32 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
             _write(out / LISTED, json.dumps({"pages": sorted(where), "from": dict(
                 sorted(where.items()))}, indent=1) + "\n")
     return pages
+
+
+def _docs_from(out: Path) -> str | None:
+    """drocli's docs/ folder relative to the report folder (None when drocli runs from an
+    installed package without its docs, or from another drive): pages link to it."""
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    if not (docs / "verdicts.md").is_file():
+        return None
+    try:
+        return Path(os.path.relpath(docs, Path(out).resolve())).as_posix()
+    except ValueError:
+        return None
+
+
+def _verdicts_text(page: Page, as_html: bool) -> str:
+    """The procedure paragraph, its closing 'docs/verdicts.md says why.' a link."""
+    from drocli.listing import VERDICTS
+
+    tail = "docs/verdicts.md says why."
+    body = VERDICTS[: -len(tail)] if VERDICTS.endswith(tail) else VERDICTS
+    if page.docs is None:
+        return html.escape(VERDICTS) if as_html else VERDICTS
+    href = f"{page.docs}/verdicts.md"
+    if as_html:
+        return f'{html.escape(body)}<a href="{html.escape(href)}">docs/verdicts.md</a> says why.'
+    return f"{body}[docs/verdicts.md]({href}) says why."
 
 
 def _write(path: Path, text: str) -> None:

@@ -279,3 +279,22 @@ def test_a_folder_given_twice_counts_once(tiny_spec, tmp_path):
     once = tmp_path / "once"
     assert call("report", out, "--out", once) == 0
     assert (rep / "index.md").read_text() == (once / "index.md").read_text()
+
+
+def test_the_procedure_paragraph_links_docs_verdicts(tiny_spec, tmp_path):
+    """Issue 57: "docs/verdicts.md says why." was plain text; the link resolves from the
+    report folder, wherever it is."""
+    import os
+
+    from tests.conftest import call
+
+    out = tmp_path / "res"
+    assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
+    report = tmp_path / "deep" / "report"
+    assert call("report", out, "--out", report) == 0
+    md = (report / "res.md").read_text()
+    link = md.split("[docs/verdicts.md](")[1].split(")")[0]
+    assert (report / link).resolve() == (ROOT / "docs" / "verdicts.md").resolve()
+    html = (report / "res.html").read_text()
+    assert f'<a href="{link}">docs/verdicts.md</a> says why.' in html
+    assert os.path.isfile(report / link)
