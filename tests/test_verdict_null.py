@@ -171,3 +171,48 @@ def test_spread_power_and_distant_means():
         if v in false:
             false[v] += 1
     assert max(false.values()) / reps <= bound(reps), false
+
+
+def _reach_records(reach: dict[str, list[float | None]]) -> pd.DataFrame:
+    """Straight curves from 1 at x = 0, reaching 0.5 at the given x (None: never, ending at
+    0.6 by x = 100); one cell per label and seed."""
+    xs = np.linspace(0.0, 100.0, 101)
+    rows = []
+    for label, per_seed in reach.items():
+        for seed, at in enumerate(per_seed):
+            y = 1 - 0.5 * xs / at if at is not None else 1 - 0.4 * xs / 100
+            rows.append(pd.DataFrame({
+                "experiment": "sim", "cell": f"{label}-{seed}", "solver": "s", "label": label,
+                "dataset": "d", "seed": seed, "step": np.arange(xs.size), "oracle_calls": xs,
+                "time_s": xs * 1e-3, "metric": "m", "value": y}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_a_seed_neither_reaches_is_left_out_not_counted_against():
+    """Issue 55's reproducer: A reaches the level at x = 40 and B at 50 on 6 seeds (exactly
+    0.8 x), neither reaches it on 6 more; `factor: 0.8` was FAILS (-10 [-16.8, -3.2]): the
+    censored seeds counted (0.8 - 1) x horizon against the claim."""
+    rec = _reach_records({"A": [40.0] * 6 + [None] * 6, "B": [50.0] * 6 + [None] * 6})
+    claim = {"id": "r", "text": "t", "metric": "m", "solver": "A", "others": ["B"],
+             "kind": "reach_first", "level": 0.5, "factor": 0.8}
+    (r,) = evaluate_claims(rec, [claim], "paper")
+    assert r.status != "fails", r.detail
+    assert r.effects["B"]["neither"] == 6 and r.effects["B"]["n"] == 6
+    faster = _reach_records({"A": [30.0, 32, 29, 31, 33, 30] + [None] * 6,
+                             "B": [50.0, 52, 49, 51, 50, 53] + [None] * 6})
+    (r,) = evaluate_claims(faster, [claim], "paper")
+    assert r.status == "holds", r.detail                    # a clear effect still holds
+
+
+def test_reach_first_with_a_factor_at_its_size_keeps_its_rates():
+    """A reaches the level at 0.8 x B's x in law (its rate 1.25 x B's), and many seeds never
+    reach it (level 0.13 near the floors): false HOLDS and FAILS at most nominal."""
+    rng = np.random.default_rng(55)
+    claim = {"id": "r", "text": "t", "metric": "m", "solver": "A", "others": ["B"],
+             "kind": "reach_first", "level": 0.13, "factor": 0.8, "filter": {"setting": 0}}
+    got = {"holds": 0, "fails": 0}
+    for _ in range(REPS):
+        (r,) = evaluate_claims(simulate(rng, 10, {"A": {"rate": 1.25}, "B": {}}), [claim],
+                               "paper")
+        got[r.status] = got.get(r.status, 0) + 1
+    assert got["holds"] / REPS <= bound(REPS) and got["fails"] / REPS <= bound(REPS), got

@@ -327,10 +327,17 @@ def _plain(seed):
 
 def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], *,
                    direction: str = "below", margin: float = 0.0, factor: float = 1.0,
-                   confidence: float = CONFIDENCE, k: int | None = None) -> dict[str, dict]:
+                   confidence: float = CONFIDENCE, k: int | None = None,
+                   both_never: dict[str, pd.Series] | None = None) -> dict[str, dict]:
     """Per other label: the paired-t effect of the per-seed summaries (label -> Series
     indexed by seed) on the seeds both have, judged as in the module docstring; `k`, the
-    size of the family a refutation is corrected for, defaults to the number of others."""
+    size of the family a refutation is corrected for, defaults to the number of others.
+
+    `both_never`: the summaries before censoring (a level never reached: inf). A seed on
+    which neither label reaches the level says nothing about which reaches it first, and is
+    left out of that pair (counted as `neither`): censored at the horizon on both sides, its
+    difference (factor - 1) x horizon counted against every claim with a factor below 1
+    (issue 55: 27-100 % false refutations at exactly the claim's size)."""
     out = {}
     k = k or len(others)
     note({label: stats[label] for label in (solver, *others) if label in stats})
@@ -340,9 +347,15 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
         a = stats[solver].loc[common].to_numpy(dtype=float)
         b = stats[o].loc[common].to_numpy(dtype=float)
         d = signed_difference(a, b, direction, factor)
-        ok = np.isfinite(d)
+        neither = np.zeros(len(common), dtype=bool)
+        if both_never is not None:
+            neither = (np.isinf(both_never[solver].loc[common].to_numpy(dtype=float))
+                       & np.isinf(both_never[o].loc[common].to_numpy(dtype=float)))
+        ok = np.isfinite(d) & ~neither
         e = paired_t(d[ok], threshold=margin, confidence=confidence, k=k)
-        e["unpaired"] = int((~ok).sum())
+        e["unpaired"] = int((~np.isfinite(d)).sum())
+        if neither.any():
+            e["neither"] = int(neither.sum())
         out[o] = _diverged_guard(e, a, b, solver, o)
     return out
 

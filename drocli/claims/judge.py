@@ -184,7 +184,8 @@ def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
     statistic of the seed-mean curves `mean_stats` when the claim is about mean curves),
     its line, the values shown, and the paired-t effects of the per-seed statistics
     (`drocli.claims.inference`). `censor` replaces an infinite statistic (a level never
-    reached) by the horizon for the effects.
+    reached) by the horizon for the effects; a seed where both labels of a pair never reach
+    it is left out of that pair.
     """
     op = "<" if direction == "below" else ">"
     scale = f"{factor:g} x " if factor != 1.0 else ""
@@ -241,7 +242,8 @@ def _judge(claim, stats: dict[str, pd.Series], *, direction: str = "below",
     st = stats if censor is None else {k: v.clip(upper=censor) for k, v in stats.items()}
     effects = paired_effects(st, solver, others, direction=direction, margin=margin,
                              factor=factor, confidence=claim.confidence,
-                             k=family(claim, len(others)))
+                             k=family(claim, len(others)),
+                             both_never=None if censor is None else stats)
     tail += "; " + effects_text(effects)
     return holds, f"{prefix}{line} ({tail})", means, effects
 
