@@ -216,3 +216,14 @@ def test_reach_first_with_a_factor_at_its_size_keeps_its_rates():
                                "paper")
         got[r.status] = got.get(r.status, 0) + 1
     assert got["holds"] / REPS <= bound(REPS) and got["fails"] / REPS <= bound(REPS), got
+
+
+def test_a_look_too_small_to_decide_says_it_is_the_seed_count():
+    """Issue 57: at 4 seeds no sign-flip p can fall below 2^-4 = 0.0625 > 0.025; the message
+    named the differences' distinct values instead of the seed count."""
+    from drocli.claims.inference import paired_t
+
+    e = paired_t(np.array([1.0, 1.1, 0.9, 1.2]), threshold=0.0, confidence=0.95)
+    assert e["verdict"] == "inconclusive"
+    assert e["why"].startswith("too few seeds: ") and "2^-4 = 0.0625" in e["why"]
+    assert "(6 seeds at least)" in e["why"]

@@ -166,9 +166,15 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
         e["p_signflip"] = up if e["verdict"] == "holds" else down
         guard = hold.guard if e["verdict"] == "holds" else refute.guard
         if e["p_signflip"] > guard:
-            e["why"] = (f"the exact sign-flip test of the same mean gives p = "
-                        f"{e['p_signflip']:.3g} > {guard:.3g}: the differences take too few "
-                        "distinct values for the t-interval to decide")
+            if 2.0 ** -n > guard:        # no n seeds could: the cause is the seed count
+                least = math.ceil(math.log2(1.0 / guard))
+                e["why"] = (f"too few seeds: the exact sign-flip test of the same mean can "
+                            f"give no p below 2^-{n} = {2.0 ** -n:.3g} with {n} seeds, and "
+                            f"this comparison needs p <= {guard:.3g} ({least} seeds at least)")
+            else:
+                e["why"] = (f"the exact sign-flip test of the same mean gives p = "
+                            f"{e['p_signflip']:.3g} > {guard:.3g}: the differences take too "
+                            "few distinct values for the t-interval to decide")
             e["verdict"] = "inconclusive"
     if e["verdict"] == "inconclusive":
         need = seeds_to_decide(e["mean"], sd, threshold, confidence, k)
