@@ -5,7 +5,6 @@ history per folder; `check` flags an uncommitted edit of that kind (drocli.flags
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,17 +20,6 @@ class Change:
     with_run: bool       # the manifest names another run than the commit's parent
 
 
-def _manifest_at(top: Path, rel: str, rev: str) -> dict | None:
-    from drocli.tree import _git
-
-    text = _git(top, "show", f"{rev}:{rel}/manifest.json")
-    try:
-        data = json.loads(text) if text else None
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def _run_of(man: dict | None):
     return None if man is None else (man.get("started"), man.get("finished"))
 
@@ -39,7 +27,7 @@ def _run_of(man: dict | None):
 def changes(results_dir: Path) -> list[Change]:
     """The commits that changed the folder's records, newest first ([] outside git or when
     the folder was never committed)."""
-    from drocli.tree import _git, toplevel
+    from drocli.tree import _git, manifest_at, toplevel
 
     top = toplevel(results_dir)
     if top is None:
@@ -54,8 +42,8 @@ def changes(results_dir: Path) -> list[Change]:
     for line in (log or "").splitlines():
         sha, _, rest = line.partition("\t")
         date, _, subject = rest.partition("\t")
-        before = _manifest_at(top, rel, f"{sha}^")
-        after = _manifest_at(top, rel, sha)
+        before = manifest_at(top, rel, f"{sha}^")
+        after = manifest_at(top, rel, sha)
         out.append(Change(sha[:7], date, subject,
                           before is None or _run_of(before) != _run_of(after)))
     return out

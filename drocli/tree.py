@@ -110,10 +110,16 @@ def committed_manifest(out: Path) -> dict | None:
     if top is None:
         return None
     try:
-        rel = (Path(out).absolute() / "manifest.json").relative_to(top)
+        rel = Path(out).absolute().relative_to(top)
     except ValueError:
         return None
-    text = _git(top, "show", f"HEAD:{rel.as_posix()}")
+    return manifest_at(top, rel.as_posix(), "HEAD")
+
+
+def manifest_at(top: Path, folder: str, rev: str) -> dict | None:
+    """The manifest.json of `folder` (relative to the work tree `top`) at commit `rev`
+    (None when that commit does not hold one, or it is not a JSON mapping)."""
+    text = _git(top, "show", f"{rev}:{folder}/manifest.json")
     try:
         data = json.loads(text) if text else None
     except ValueError:
