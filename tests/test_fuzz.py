@@ -520,7 +520,8 @@ def test_random_names(place, name, how, recorded):
             path.write_text(yaml.safe_dump(raw, allow_unicode=True))
         except (yaml.YAMLError, UnicodeEncodeError):
             return
-        results, rep = where.work / "results", where.root / "rep"
+        variant = any(a.startswith("--set") for a in args)    # a variant: runs/, not results/
+        results, rep = where.work / ("runs" if variant else "results"), where.root / "rep"
         code, err = run_checked(where, results, "run", path, "-q", *args)
         if code == 2:
             assert not results.exists(), err
