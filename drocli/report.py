@@ -1095,15 +1095,15 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
 
 
 def _docs_from(out: Path) -> str | None:
-    """drocli's docs/ folder relative to the report folder (None when drocli runs from an
-    installed package without its docs, or from another drive): pages link to it."""
+    """drocli's docs/ folder relative to the report folder, when the report lies inside
+    drocli's checkout (docs/report): its pages link to it. None elsewhere: a report written
+    outside travels alone (moved, its relative links must still resolve), and an installed
+    package has no docs."""
     docs = Path(__file__).resolve().parent.parent / "docs"
-    if not (docs / "verdicts.md").is_file():
+    where = Path(out).resolve()
+    if not (docs / "verdicts.md").is_file() or docs.parent not in where.parents:
         return None
-    try:
-        return Path(os.path.relpath(docs, Path(out).resolve())).as_posix()
-    except ValueError:
-        return None
+    return Path(os.path.relpath(docs, where)).as_posix()
 
 
 def _verdicts_text(page: Page, as_html: bool) -> str:
