@@ -15,7 +15,8 @@ seeds alone and reports that verdict, with the post-hoc one beside it.
 The hash covers what is judged and said: every field of the claim's model (text, kind,
 metric, labels, threshold, factor, level, direction, seeds rule, filter, panels, mark,
 confidence) except its `source` (the paper's words it cites: attaching or correcting the
-citation does not change the test), its `profiles` (which profiles judge it: a profile
+citation does not change the test), its `cause` (why a negative verdict is negative: an
+explanation, not the test), its `profiles` (which profiles judge it: a profile
 left out shows the claim as skipped there, and the test on the others is unchanged) and
 fields at their default (`exclude_defaults`), so a field added to drocli later does not
 re-key old claims.
@@ -45,6 +46,7 @@ def claim_hash(claim, plan: dict | None = None) -> str:
         data = dict(claim)
     data.pop("source", None)
     data.pop("profiles", None)
+    data.pop("cause", None)
     if plan:
         data["sequential"] = plan
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)

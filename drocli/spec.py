@@ -499,6 +499,7 @@ def load_saved(path: str | Path) -> Spec:
 def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
             solvers=(), data=()) -> Spec:
     raw = copy.deepcopy(raw)
+    written = copy.deepcopy(raw)       # before profile and overrides: what causes name
     known = _names_before_profile(raw)
     profiles = raw.get("profiles") or {}
     if not isinstance(profiles, dict):
@@ -538,7 +539,7 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
         attach(spec.reported, spec_file=file, labels=spec.labels(), cases=list(spec.cases),
                metrics=list(spec.metrics), known_labels=sorted({*spec.labels(), *known[0]}),
                known_cases=sorted({*spec.cases, *known[1]}))
-    validate_outputs(spec, file)
+    validate_outputs(spec, file, written=written)
     check_names(spec, file)
     for name, case in spec.case_specs(file):
         if name is not None:
@@ -641,14 +642,18 @@ def check_profile_name(name, *, file: str | None, key: str) -> None:
                           file=file, key=key, fix=f"name profiles with {NAME_RULE}, e.g. smoke")
 
 
-def validate_outputs(spec: Spec, file: str, lenient: bool = False) -> None:
+def validate_outputs(spec: Spec, file: str, lenient: bool = False,
+                     written: dict | None = None) -> None:
     """Figures and claims as their kinds' models (tagged unions on `kind`), in place.
     `lenient` (a results folder's saved spec): a claim of a kind not installed here is kept
     as an OpaqueClaim, shown with its recorded verdict, and a figure of a kind not installed
-    is left out, named in `spec._unread` (`plot` says so)."""
+    is left out, named in `spec._unread` (`plot` says so). `written`: the spec as written,
+    before its profile and overrides, which the claims' causes are checked against
+    (drocli.claims.cause); the validated spec without it."""
     from drocli.claims import validate_claim
     from drocli.plots import validate_figure
 
+    raw = written if written is not None else spec.model_dump(mode="python")  # for causes
     figures, unread = [], []
     for i, f in enumerate(spec.figures):
         kind = str(f.get("kind", "curves")) if isinstance(f, dict) else None
@@ -660,6 +665,11 @@ def validate_outputs(spec: Spec, file: str, lenient: bool = False) -> None:
     spec._unread = unread
     spec.claims = [validate_claim(c, file=file, key=f"claims[{i}]", lenient=lenient)
                    for i, c in enumerate(spec.claims)]
+    if not lenient:                    # causes against the spec (a saved one was checked)
+        from drocli.claims.cause import check_on_load
+
+        for i, c in enumerate(spec.claims):
+            check_on_load(c, raw, file, f"claims[{i}]", spec.claims)
     for what, items in (("figure names", [f.name for f in spec.figures]),
                         ("claim ids", [c.id for c in spec.claims])):
         dup = sorted({n for n in items if items.count(n) > 1})

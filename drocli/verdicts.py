@@ -40,7 +40,7 @@ def judge_folder(results_dir: Path) -> Judged:
         man = {}
     tuning = tuning_seeds(spec, results_dir)
     from drocli import paper_vs_ours
-    from drocli.claims import recorded, unfinished
+    from drocli.claims import cause, recorded, unfinished
     from drocli.claims.paper import apply, paper_records
     from drocli.reported import frame
 
@@ -50,7 +50,7 @@ def judge_folder(results_dir: Path) -> Judged:
                                               tuning=tuning, plan=spec.plan(),
                                               recorded=recorded.read(results_dir)),
                               spec.claims, man, spec.profile)
-    claims = apply(judged, spec.claims, paper, spec.profile)
+    claims = cause.apply(apply(judged, spec.claims, paper, spec.profile), spec.claims)
     return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df),
                   paper_vs_ours.frame(df, reported, spec.reported and spec.reported.data))
 

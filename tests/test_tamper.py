@@ -67,6 +67,8 @@ def test_a_claim_whose_profiles_or_mark_changed_is_post_hoc(recorded, capsys):
     spec_path, raw, out = recorded
     raw["claims"][0]["profiles"] = ["paper", "smoke"]      # still judged here
     raw["claims"][1]["reproduced"] = False
+    raw["claims"][1]["cause"] = {"kind": "genuine",
+                                 "note": "the mark changed after the run, on purpose"}
     _revise(spec_path, raw, out)
     got = _claims(_check(out, capsys)[1])
     assert got["below_start"]["registration"]["status"] == "post_hoc"   # fixed anew

@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from drocli import registry
+from drocli.claims.cause import Cause
 from drocli.errors import DrocliError
 from drocli.registry import Params
 
@@ -92,6 +93,9 @@ class ClaimBase(Params):
                                        "default: every profile")
     reproduced: bool | list[str] = Field(True, description="false (or the profiles on "
                                          "which it does reproduce): marked not reproduced")
+    cause: Cause | None = Field(None, description="why its verdict is negative, from one "
+                                "list (drocli.claims.cause); needed when marked not "
+                                "reproduced")
     filter: dict[str, Scalar | list[Scalar]] = Field(
         default_factory=dict, description="records columns -> value(s) to keep")
     panels: list[dict[str, Scalar]] | None = Field(
@@ -272,6 +276,8 @@ class ClaimResult:
     # the claim read on the paper's own reported numbers (drocli.claims.paper): status
     # supported / unsupported, detail, values, and for an unsupported claim our verdict
     paper: dict = field(default_factory=dict)
+    # why a negative verdict is negative (drocli.claims.cause): {kind, note[, key]}
+    cause: dict = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -293,6 +299,7 @@ class ClaimResult:
                 "multiplicity": MULTIPLICITY if len(self.effects) > 1 else None,
                 **({"look": self.look} if self.look else {}),
                 **({"paper": self.paper} if self.paper else {}),
+                **({"cause": self.cause} if self.cause else {}),
                 "summaries": self.summaries}
 
 
@@ -728,6 +735,10 @@ def format_result(r: ClaimResult) -> str:
                  f"run held-out seeds]")
     if r.paper.get("status") == "supported":
         line += " [the paper's own numbers show it too]"
+    if r.cause and r.status in ("fails", "not_reproduced", "unsupported"):
+        from drocli.claims.cause import label
+
+        line += f" [cause: {label(r.cause)}]"
     return line
 
 
