@@ -98,7 +98,7 @@ def _claims(spec, man: dict) -> list[Flag]:
             continue
         claim = have[cid]
         profiles = claim.get("profiles") if isinstance(claim, dict) else claim.profiles
-        prof = spec.profile
+        prof = spec.claims_profile
         if profiles is None or prof in profiles:
             continue
         if "profiles" in entry and (entry["profiles"] is None or prof in entry["profiles"]):

@@ -311,6 +311,15 @@ class Spec(_Strict):
     reference_rtol: dict[str, float] = Field(default_factory=dict)
     profile: str | None = Field(None, pattern=NAME_PATTERN)  # set on load: the profile used
     blas_threads: int = Field(1, ge=1)
+    # set by a profile that is another study of the same claims (e.g. `table1`, a previous
+    # study's values): its claims are judged as on this profile (their `profiles:` lists and
+    # `reproduced:` marks), so keeping a study as a profile does not re-register them
+    judge_as: str | None = Field(None, pattern=NAME_PATTERN)
+
+    @property
+    def claims_profile(self) -> str | None:
+        """The profile the claims are judged as: `judge_as`, else the profile run."""
+        return self.judge_as or self.profile
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -530,6 +539,10 @@ def resolve(raw: dict, *, file: str, profile: str | None = None, overrides=(),
         select(raw, solvers, data, file=file, profile=chosen, known_cases=known[1])
     texts.fill(raw, file)
     raw["profile"] = chosen
+    if raw.get("judge_as") is not None and raw["judge_as"] not in (*profiles, "paper"):
+        raise DrocliError(f"judge_as names no profile: {raw['judge_as']!r}", file=file,
+                          key=f"profiles.{chosen}.judge_as",
+                          fix=did_you_mean(str(raw["judge_as"]), [*profiles, "paper"]))
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as e:

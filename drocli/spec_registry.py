@@ -161,8 +161,9 @@ def dump_spec(spec: Spec) -> str:
                            **{k: s.params[k] for k in tables}}
     data["figures"] = [f.model_dump(mode="json", exclude_none=True) for f in spec.figures]
     data["claims"] = [c.model_dump(mode="json", exclude_none=True) for c in spec.claims]
-    if data.get("tuning") is None:        # absent rather than null: specs without tuning
-        data.pop("tuning", None)          # dump as before it existed
+    for key in ("tuning", "judge_as"):    # absent rather than null: specs without them
+        if data.get(key) is None:         # dump as before they existed
+            data.pop(key, None)
     order = list(type(spec).model_fields)
     data = {k: data[k] for k in order if k in data}
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
