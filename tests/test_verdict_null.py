@@ -204,6 +204,70 @@ def test_a_seed_neither_reaches_is_left_out_not_counted_against():
     assert r.status == "holds", r.detail                    # a clear effect still holds
 
 
+def test_a_censored_other_cannot_refute_and_a_censored_solver_cannot_hold():
+    """Censoring bounded both ways (issue 55): B never reaching the level by the horizon
+    (x = 100) makes A's lead there a lower bound, so a claim `factor: 0.5` whose refutation
+    rests on those seeds is inconclusive, not FAILS; A never reaching it blocks a hold."""
+    claim = {"id": "r", "text": "t", "metric": "m", "solver": "A", "others": ["B"],
+             "kind": "reach_first", "level": 0.5, "factor": 0.5}
+    rec = _reach_records({"A": [60.0, 62, 58, 61, 59, 63, 60, 61],
+                          "B": [None] * 8})                 # 0.5 x 100 - 60 < 0 at the horizon
+    (r,) = evaluate_claims(rec, [claim], "paper")
+    assert r.status == "inconclusive" and "censored: B never reaches" in r.effects["B"]["why"]
+    assert r.effects["B"]["other_never"] == 8
+    rec = _reach_records({"A": [60.0, 62, 58, 61, 59, 63, 60, 61],
+                          "B": [70.0, 75, 72, 71, 74, 70, 73, 72]})
+    (r,) = evaluate_claims(rec, [claim], "paper")
+    assert r.status == "fails", r.detail                    # a real refutation stands
+    late = _reach_records({"A": [10.0, 12, 11, 9, 10, 11, 10, 12, 11, None],
+                           "B": [90.0, 92, 95, 91, 93, 94, 90, 91, 92, 95]})
+    (r,) = evaluate_claims(late, [{**claim, "factor": 0.8}], "paper")
+    assert r.status == "inconclusive" and "censored: A never reaches" in r.effects["B"]["why"]
+
+
+def test_reach_or_never_at_the_size_keeps_its_rates_when_one_side_is_censored():
+    """x to the level lognormal, A's at 0.8 x B's in law, everything past the horizon
+    (100) never reached: many seeds censored on one side only. At exactly the claim's size
+    (`factor: 0.8`) false HOLDS and FAILS stay at most nominal; twice as fast still holds."""
+    rng = np.random.default_rng(551)
+    claim = {"id": "r", "text": "t", "metric": "m", "solver": "A", "others": ["B"],
+             "kind": "reach_first", "level": 0.5, "factor": 0.8}
+
+    def draw(scale_a, n=10):
+        cut = lambda xs: [float(x) if x <= 100 else None for x in xs]  # noqa: E731
+        return _reach_records({"A": cut(scale_a * 70 * rng.lognormal(0, 0.4, n)),
+                               "B": cut(70 * rng.lognormal(0, 0.4, n))})
+    reps = 200
+    got = {"holds": 0, "fails": 0}
+    for _ in range(reps):
+        (r,) = evaluate_claims(draw(0.8), [claim], "paper")
+        got[r.status] = got.get(r.status, 0) + 1
+    assert got["holds"] / reps <= bound(reps) and got["fails"] / reps <= bound(reps), got
+    held = sum(evaluate_claims(draw(0.4, 12), [claim], "paper")[0].status == "holds"
+               for _ in range(40))
+    assert held >= 0.8 * 40, held
+
+
+@pytest.mark.parametrize("reps", [pytest.param(60, id="fast"),
+                                  pytest.param(600, id="long", marks=pytest.mark.slow)])
+def test_reach_or_never_under_a_sequential_plan_keeps_its_rates(reps):
+    """The same law at exactly the size, judged as `check` judges a plan: looks after 10,
+    20 and 40 seeds, the first look that decides gives the verdict (each look at the level
+    the plan spends there). False HOLDS and FAILS over the whole plan stay at most nominal."""
+    rng = np.random.default_rng(552)
+    claim = {"id": "r", "text": "t", "metric": "m", "solver": "A", "others": ["B"],
+             "kind": "reach_first", "level": 0.5, "factor": 0.8}
+    plan = {"looks": [10, 20, 40], "order": list(range(40))}
+    cut = lambda xs: [float(x) if x <= 100 else None for x in xs]  # noqa: E731
+    got = {"holds": 0, "fails": 0}
+    for _ in range(reps):
+        rec = _reach_records({"A": cut(0.8 * 70 * rng.lognormal(0, 0.4, 40)),
+                              "B": cut(70 * rng.lognormal(0, 0.4, 40))})
+        (r,) = evaluate_claims(rec, [claim], "paper", plan=plan)
+        got[r.status] = got.get(r.status, 0) + 1
+    assert got["holds"] / reps <= bound(reps) and got["fails"] / reps <= bound(reps), got
+
+
 def test_reach_first_with_a_factor_at_its_size_keeps_its_rates():
     """A reaches the level at 0.8 x B's x in law (its rate 1.25 x B's), and many seeds never
     reach it (level 0.13 near the floors): false HOLDS and FAILS at most nominal."""

@@ -362,8 +362,37 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
         e["unpaired"] = int((~np.isfinite(d)).sum())
         if neither.any():
             e["neither"] = int(neither.sum())
+        if both_never is not None:
+            e = _censored_guard(e, both_never[solver].loc[common], both_never[o].loc[common],
+                                solver, o)
         out[o] = _diverged_guard(e, a, b, solver, o)
     return out
+
+
+def _censored_guard(e: dict, a, b, solver: str, other: str) -> dict:
+    """Censoring bounded both ways (issue 55): where only the other never reaches the level,
+    the difference taken at the horizon is a lower bound of the true one, which may support
+    a hold but never a refutation; where only the solver never does, an upper bound, which
+    may refute but never hold. A verdict resting on the wrong side is inconclusive, and
+    says why. (`a`, `b`: the summaries before censoring, inf for never.)"""
+    a = np.isinf(np.asarray(a, dtype=float))
+    b = np.isinf(np.asarray(b, dtype=float))
+    only_other, only_solver = int((b & ~a).sum()), int((a & ~b).sum())
+    if only_other:
+        e["other_never"] = only_other
+    if only_solver:
+        e["solver_never"] = only_solver
+    if e["verdict"] == "not_reproduced" and only_other:
+        e["verdict"] = "inconclusive"
+        e["why"] = (f"censored: {other} never reaches the level on {only_other} seed(s) "
+                    f"where {solver} does; there the difference at the horizon is only a "
+                    "lower bound, which cannot refute the claim")
+    elif e["verdict"] == "holds" and only_solver:
+        e["verdict"] = "inconclusive"
+        e["why"] = (f"censored: {solver} never reaches the level on {only_solver} seed(s) "
+                    f"where {other} does; there the difference at the horizon is only an "
+                    "upper bound, which cannot support a hold")
+    return e
 
 
 def swap_signs(n: int) -> np.ndarray:
