@@ -155,19 +155,74 @@ def test_few_seeds_never_decide():
 
 
 def test_spread_power_and_distant_means():
-    """The seed spread: a 10x smaller spread holds at 10 seeds whatever the means; equal
-    spreads with means 10 sd apart give false verdicts at most at the nominal rate (the
-    sign-flip swaps deviations from each label's mean, not raw values)."""
+    """The seed spread: a 10x smaller spread holds at 16 seeds (8 pairs) whatever the means;
+    equal spreads with means 10 sd apart give false verdicts at most at the nominal rate
+    (the test compares differences within pairs of seeds, free of each label's mean)."""
     from drocli.claims.inference import spread_effect
 
     rng = np.random.default_rng(7)
     reps = 400
-    held = sum(spread_effect(rng.normal(0, 0.1, 10), rng.normal(5, 1, 10))["verdict"]
+    held = sum(spread_effect(rng.normal(0, 0.1, 16), rng.normal(5, 1, 16))["verdict"]
                == "holds" for _ in range(120))
     assert held >= 0.9 * 120
     false = {"holds": 0, "not_reproduced": 0}
     for _ in range(reps):
         v = spread_effect(rng.normal(0, 1, 10), rng.normal(10, 1, 10))["verdict"]
+        if v in false:
+            false[v] += 1
+    assert max(false.values()) / reps <= bound(reps), false
+
+
+def _same_law(rng, law: str, n: int) -> np.ndarray:
+    """n draws of one of the laws the spread test must keep its level on."""
+    if law == "normal":
+        return rng.normal(0, 1, n)
+    if law == "lognormal":
+        return rng.lognormal(0, 1, n)
+    if law == "t2":
+        return rng.standard_t(2, n)
+    return np.where(rng.random(n) < 0.3, 5.0, 0.0) + rng.normal(0, 0.1, n)   # two basins
+
+
+SPREAD_LAWS = ("normal", "lognormal", "t2", "two-basin")
+
+
+@pytest.mark.parametrize("reps", [pytest.param(300, id="fast"),
+                                  pytest.param(2000, id="long", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("n_seeds", [12, 20])
+@pytest.mark.parametrize("law", SPREAD_LAWS)
+def test_spread_level_on_skewed_and_heavy_laws(law, n_seeds, reps):
+    """Issue 55: both labels draw from one law, their means 100 apart; false HOLDS and
+    false refutations each at most nominal, for normal, log-normal, t2 and two-basin laws
+    (the deviations-from-the-mean swap gave 10.0 % and 9.5 % on the log-normal at 10 seeds)."""
+    from drocli.claims.inference import spread_effect
+
+    rng = np.random.default_rng(hash((law, n_seeds)) % 2**32)
+    false = {"holds": 0, "not_reproduced": 0}
+    for _ in range(reps):
+        v = spread_effect(_same_law(rng, law, n_seeds),
+                          100 + _same_law(rng, law, n_seeds))["verdict"]
+        if v in false:
+            false[v] += 1
+    assert max(false.values()) / reps <= bound(reps), (law, n_seeds, false)
+
+
+def test_spread_under_a_sequential_plan_keeps_its_level():
+    """One log-normal law, looks at 10, 20 and 40 seeds, the first look that decides gives
+    the verdict, each at the level the plan spends there."""
+    from drocli.claims.inference import spread_effect
+    from drocli.claims.sequential import at_look
+
+    rng = np.random.default_rng(58)
+    looks, reps = [10, 20, 40], 300
+    false = {"holds": 0, "not_reproduced": 0}
+    for _ in range(reps):
+        a, b = rng.lognormal(0, 1, 40), 100 + rng.lognormal(0, 1, 40)
+        for j, n in enumerate(looks):
+            with at_look(looks, j):
+                v = spread_effect(a[:n], b[:n])["verdict"]
+            if v != "inconclusive":
+                break
         if v in false:
             false[v] += 1
     assert max(false.values()) / reps <= bound(reps), false

@@ -32,7 +32,7 @@ class SpreadBelow(ClaimBase):
 
     def procedure(self) -> str:
         return (f"exact sign-flip test on log(std other / std solver) at {self.confidence:.0%}"
-                " (a verdict needs 6 paired seeds)" + self.panels_clause())
+                " (a verdict needs 12 paired seeds: it pairs seeds)" + self.panels_clause())
 
 
 @registry.claim("spread_below", params=SpreadBelow,
@@ -40,7 +40,8 @@ class SpreadBelow(ClaimBase):
 def spread_below(claim: SpreadBelow, data):
     """Sample std over seeds of each label's final value: solver below every other. Judged
     on log(std_other / std_solver) over the seeds both labels ran, by the exact sign-flip
-    test of `drocli.claims.inference` (a verdict at 95 % needs 6 paired seeds)."""
+    test of `drocli.claims.inference` on differences within pairs of seeds (a verdict at
+    95 % needs 12 paired seeds)."""
     from drocli.claims.inference import diverged_guard, family, note, spread_effect
 
     raw = _final_stats(data, claim)
