@@ -241,6 +241,11 @@ def run(spec_file, overrides, multirun, only_solvers, only_data, out, n_jobs, pr
         for c in cells:
             done = "done" if c.id in finished else ended.get(c.id, "todo")
             click.echo(f"{c.id}  {done:7}  {c.label:<16} seed={c.seed}  {c.dataset}")
+        if spec.sequential is not None:     # looks that can never decide a claim
+            from drocli.claims.decidable import plan_notes
+
+            for line in plan_notes(spec.claims, spec.sequential.looks):
+                click.echo(f"drocli: plan: {line}", err=True)
         return
     log = (lambda *a, **k: None) if quiet else (lambda m: click.echo(m, err=True))
     from drocli.tree import require_clean
@@ -393,6 +398,10 @@ def plan_lines(spec, results) -> list[str]:
     plan = spec.plan()
     looks = plan["looks"] if plan else None
     out = []
+    if looks:                  # looks that can never decide a claim, from the plan alone
+        from drocli.claims.decidable import plan_notes
+
+        out += [f"PLAN     {line}" for line in plan_notes(spec.claims, looks)]
     for r in results:
         if r.status != "inconclusive":
             continue
