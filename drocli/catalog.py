@@ -6,9 +6,9 @@ the files alone (the YAML and the manifests), so the list is instant."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
+from drocli.durations import span, wall_times
 from drocli.safe_yaml import yaml_load
 
 
@@ -21,17 +21,9 @@ def _recorded(results: Path, name: str, profile: str, default: str) -> str:
     cells = man.get("cells") if isinstance(man, dict) else None
     if not isinstance(cells, dict):
         return "not recorded here"
-    walls = [float(st["wall_s"]) for st in cells.values() if isinstance(st, dict)
-             and isinstance(st.get("wall_s"), int | float) and math.isfinite(st["wall_s"])]
-    cost = f", {_span(sum(walls))} of compute" if walls else ", its compute time not recorded"
+    walls = wall_times(cells)
+    cost = f", {span(sum(walls))} of compute" if walls else ", its compute time not recorded"
     return f"{len(cells)} cells{cost} ({folder.as_posix()})"
-
-
-def _span(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    minutes = round(seconds / 60)
-    return f"{minutes} min" if minutes < 60 else f"{minutes / 60:.1f} h"
 
 
 def listing(root: Path = Path("experiments"), results: Path = Path("results")) -> str:

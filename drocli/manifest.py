@@ -7,11 +7,11 @@ cells, and each cell's status with the time it first ran. Read back by
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime, timezone
 from pathlib import Path
 
 from drocli import records, registration
+from drocli.durations import finite_number
 from drocli.integrity import records_stamp
 from drocli.provenance import provenance as collect_provenance
 from drocli.status import unfinished
@@ -47,17 +47,6 @@ def where(cell) -> dict:
     values: the case's setting, grid values): what a claim's filter selects on."""
     return {"dataset": cell.dataset, **{records.param_column(k): records.cell_value(v)
                                         for k, v in cell.swept.items()}}
-
-
-def finite_number(v) -> bool:
-    """A finite number that is not a bool: a status read back, or a forged manifest, may
-    hold any JSON (10**400 too)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return False
-    try:
-        return math.isfinite(v)
-    except OverflowError:          # an int past the float range
-        return False
 
 
 def assemble(batch, *, started: str, run_key: str | None, n_jobs: int,

@@ -558,6 +558,6 @@ def test_list_experiments_shows_titles_profiles_and_recorded_cost(tmp_path, monk
     text = listing()
     assert "experiments/toy.yaml  A toy" in text
     assert "paper: not recorded here" in text
-    assert "smoke: 2 cells, 2 min of compute (results/toy-smoke)" in text
+    assert "smoke: 2 cells, 1 min 30 s of compute (results/toy-smoke)" in text
     empty = listing(Path("nowhere"))
     assert "no spec in" in empty and "nowhere" in empty

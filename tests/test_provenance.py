@@ -136,7 +136,8 @@ def test_old_manifest_stays_readable(recorded, tmp_path, capsys):
 def test_resumed_recorded_folder_keeps_the_wall_times_of_its_cells(tiny_spec, tmp_path):
     """A folder kept without its cell files (as results/ in git) and a seed added: the
     cells recorded earlier keep their wall times, so the compute time sums all of them."""
-    from drocli.report import _span, compute_total
+    from drocli.durations import span
+    from drocli.report import compute_total
 
     out = tmp_path / "res"
     assert call("run", tiny_spec, "--out", out, "-q") == 0
@@ -148,4 +149,4 @@ def test_resumed_recorded_folder_keeps_the_wall_times_of_its_cells(tiny_spec, tm
     assert all(man["cells"][k]["wall_s"] == v["wall_s"] for k, v in first.items())
     total = sum(st["wall_s"] for st in man["cells"].values())
     assert len(man["cells"]) == 6 and total > sum(v["wall_s"] for v in first.values())
-    assert compute_total(man, {})[1].startswith(f"{_span(total)} summed over 6 cells'")
+    assert compute_total(man, {})[1].startswith(f"{span(total)} summed over 6 cells'")
