@@ -166,14 +166,19 @@ class Batch:
         return {c.id for c in self.cells}
 
 
+def plan_spec(spec: Spec) -> Spec:
+    """The spec over every seed of its sequential plan (`Spec.seed_order`), without the
+    plan: what `expand` turns into every cell the plan may run."""
+    if spec.sequential is None:
+        return spec
+    return spec.model_copy(update={"seeds": spec.seed_order(), "sequential": None})
+
+
 def resolve(spec: Spec) -> Batch:
-    """The spec's batch: `expand` over the seeds of its plan (`Spec.seed_order`), with the
+    """The spec's batch: `expand` over the seeds of its plan (`plan_spec`), with the
     spec's text, digest and what its run records."""
-    seeds = spec.seed_order()
-    full = spec if spec.sequential is None else spec.model_copy(
-        update={"seeds": seeds, "sequential": None})
     text = dump_spec(spec)
-    return Batch(tuple(expand(full)), tuple(int(s) for s in spec.seeds), name=spec.name,
-                 profile=spec.profile, blas_threads=spec.blas_threads,
+    return Batch(tuple(expand(plan_spec(spec))), tuple(int(s) for s in spec.seeds),
+                 name=spec.name, profile=spec.profile, blas_threads=spec.blas_threads,
                  claims=tuple(spec.claims), plan=spec.plan(), text=text,
                  sha1=spec_digest(text))

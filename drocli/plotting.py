@@ -23,7 +23,6 @@ os.replace).
 
 from __future__ import annotations
 
-import contextvars
 import math
 import os
 import re
@@ -102,7 +101,6 @@ def save_figure(fig: Figure, out_dir: Path, name: str, formats: list[str], dpi: 
 # set while plot_figures draws for a caller that takes skips (plot, report): the records may
 # be a subset of the spec's solvers, so a panel whose metric none of them records says
 # "no data" instead of being refused as unknown (the spec checked the names when loaded)
-_SUBSET = contextvars.ContextVar("drocli_plot_subset", default=False)
 
 
 def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
@@ -143,12 +141,10 @@ def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
                     skipped.append(f"figure {spec.name}: {empty}: not drawn")
                 continue
             render = registry.get("figure", spec.kind).func
-            token = _SUBSET.set(skipped is not None)
-            try:
-                paths += render(records, spec, out_dir, formats, dpi, experiment_title,
-                                context or {})
-            finally:
-                _SUBSET.reset(token)
+            # `subset`: the records may be a subset of the solvers (a panel whose metric
+            # they do not record says "no data" instead of refusing the figure)
+            paths += render(records, spec, out_dir, formats, dpi, experiment_title,
+                            {**(context or {}), "subset": skipped is not None})
     return paths
 
 
@@ -185,14 +181,16 @@ def matches_nothing(records: pd.DataFrame, spec, metrics: bool = True) -> str | 
 
 
 def make_figure(records: pd.DataFrame, spec: FigureSpec,
-                experiment_title: str | None = None, metric_label=None) -> Figure:
+                experiment_title: str | None = None, metric_label=None,
+                subset: bool = False) -> Figure:
     """Build (without saving) the matplotlib Figure of one figure spec. `metric_label`
     (metric name -> readable label or None, see `problem_metric_label`) labels the y-axes
-    of panels that give no `ylabel`."""
+    of panels that give no `ylabel`; `subset`: the records may hold a subset of the
+    solvers, so a panel's metric they lack draws "no data" (when another panel's is there)."""
     if not isinstance(spec, FigureSpec):
         spec = FigureSpec.model_validate(spec)
     with matplotlib.rc_context(RC):
-        return _make_figure(records, spec, experiment_title, metric_label)
+        return _make_figure(records, spec, experiment_title, metric_label, subset)
 
 
 # --- building -----------------------------------------------------------------------------
@@ -206,7 +204,7 @@ def _formats(fmt: str) -> list[str]:
     return list(dict.fromkeys(formats))
 
 
-def _check_columns(records: pd.DataFrame, spec: FigureSpec) -> None:
+def _check_columns(records: pd.DataFrame, spec: FigureSpec, subset: bool = False) -> None:
     where = f"figures[{spec.name}]"
     xs = list(dict.fromkeys(spec.x_of(p) for p in spec.panels))
     need = ["label", "seed", "cell", "metric", "value", *xs]
@@ -222,7 +220,7 @@ def _check_columns(records: pd.DataFrame, spec: FigureSpec) -> None:
                               fix="use oracle_calls, time_s, step or a recorded metric such "
                                   "as iteration")
     metrics = sorted(map(str, records["metric"].dropna().unique()))
-    if _SUBSET.get() and any(panel.metric in metrics for panel in spec.panels):
+    if subset and any(panel.metric in metrics for panel in spec.panels):
         return      # a panel whose metric a subset of solvers does not record says "no data"
     for i, panel in enumerate(spec.panels):
         if panel.metric not in metrics:
@@ -309,10 +307,10 @@ class _Drawn:
 
 
 def _make_figure(records: pd.DataFrame, spec: FigureSpec, experiment_title: str | None,
-                 metric_label=None) -> Figure:
+                 metric_label=None, subset: bool = False) -> Figure:
     for x in dict.fromkeys(spec.x_of(p) for p in spec.panels):
         records = metric_as_x(records, x)       # x may be a recorded metric (iteration)
-    _check_columns(records, spec)
+    _check_columns(records, spec, subset)
     rows = apply_filter(records, spec.filter, where=f"figures[{spec.name}].filter")
     rows = rows[rows["metric"].isin([p.metric for p in spec.panels])]
     labels = _label_order(rows, spec)

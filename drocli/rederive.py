@@ -16,13 +16,11 @@ SHOWN = 3
 def derived(spec):
     """The cells of the folder's spec as `drocli run` would expand it (every seed of its
     plan), or the reason they cannot be derived here."""
-    from drocli.cells import expand
+    from drocli.cells import expand, plan_spec
     from drocli.errors import DrocliError
 
-    full = spec if spec.sequential is None else spec.model_copy(
-        update={"seeds": spec.seed_order(), "sequential": None})
     try:
-        return expand(full), None
+        return expand(plan_spec(spec)), None
     except (DrocliError, KeyError, LookupError) as e:
         return None, f"{type(e).__name__}: {e}"
 

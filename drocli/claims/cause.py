@@ -58,10 +58,11 @@ def check_on_load(claim, raw: dict, file: str | None, key: str, claims=()) -> No
     may predate causes. DrocliError."""
     from drocli.errors import DrocliError
 
+    if "profile" in raw:   # a results folder's saved spec: resolved (its cases may be
+        return             # dropped), checked when it ran, and it may predate causes
     cause = getattr(claim, "cause", None)
     if cause is None:
-        # a results folder's saved spec (resolved: it names its `profile`) may predate causes
-        if claim.reproduced is not True and "profile" not in raw:
+        if claim.reproduced is not True:
             raise DrocliError("a claim marked not reproduced needs a cause", file=file,
                               key=f"{key}.cause", fix="add `cause: {kind: ..., note: ...}` "
                               f"with kind one of {', '.join(KINDS)} (docs/verdicts.md, "

@@ -2,8 +2,11 @@
 
 A kind's module declares its model (tagged by `kind`; `name`, `title`, `caption` and its own
 fields) and a render function `(records, spec, out_dir, formats, dpi, experiment_title,
-context) -> list[Path]`, registered with `@registry.figure(kind, params=Model)`. Models import
-no matplotlib, so validating a spec stays light; render functions import it when they draw.
+context) -> list[Path]`, registered with `@registry.figure(kind, params=Model)`. `context`
+holds `spec` (the run's resolved spec), `results_dir` and `subset` (true when the records
+may hold a subset of the solvers: a panel whose metric they lack may say "no data"). Models
+import no matplotlib, so validating a spec stays light; render functions import it when they
+draw.
 """
 
 from __future__ import annotations

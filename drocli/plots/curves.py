@@ -18,7 +18,9 @@ def render(records, spec: FigureSpec, out_dir: Path, formats, dpi, experiment_ti
     """Draw and save one curves figure."""
     from drocli.plotting import make_figure, problem_metric_label, save_figure
 
+    context = context or {}
     fig = make_figure(records, spec, experiment_title=experiment_title,
-                      metric_label=problem_metric_label((context or {}).get("spec")))
+                      metric_label=problem_metric_label(context.get("spec")),
+                      subset=bool(context.get("subset")))
     title = " - ".join(t for t in (experiment_title, spec.title) if t) or spec.name
     return save_figure(fig, out_dir, spec.name, formats, dpi, title)
