@@ -198,7 +198,7 @@ def shares(page: Page) -> tuple[str, str, str]:
     judged = [c for c in page.claims if c.status != "skipped"]
     if not judged:
         return "-", "-", "-"
-    inc = sum(c.status == "inconclusive" for c in judged)
+    inc = sum(c.status == "inconclusive" and not c.cannot_decide for c in judged)
     post = sum(c.post_hoc for c in judged)
     tuned = sum(bool(c.tuned_on) for c in judged)
     return f"{inc}/{len(judged)} ({inc / len(judged):.0%})", str(post), str(tuned)
@@ -539,7 +539,8 @@ def seeds_note(page: Page) -> str:
 
 STATUS_COLORS = {"holds": "#d4edda", "fails": "#f8d7da", "not_reproduced": "#fde2c8",
                  "unsupported": "#e2d9f3",
-                 "inconclusive": "#eeeeee", "unexpectedly_holds": "#fff3b0",
+                 "inconclusive": "#eeeeee", "cannot_decide": "#f7f7f7",
+                 "unexpectedly_holds": "#fff3b0",
                  "post_hoc": "#dbe8fb", "skipped": "#ffffff", "error": "#f4b6b6",
                  "incomplete": "#f4b6b6"}
 
@@ -547,7 +548,8 @@ STATUS_COLORS = {"holds": "#d4edda", "fails": "#f8d7da", "not_reproduced": "#fde
 def _status(c) -> str:
     from drocli.claims import TAGS
 
-    return TAGS.get(c.status, c.status) + (f" ({flags(c)})" if flags(c) else "")
+    tag = "CANNOT DECIDE" if c.cannot_decide else TAGS.get(c.status, c.status)
+    return tag + (f" ({flags(c)})" if flags(c) else "")
 
 
 def _overall(c) -> str:
@@ -804,12 +806,13 @@ def totals(pages: list[Page]) -> dict:
         judged = [c for c in p.claims if c.status != "skipped"]
         t["claims"] += len(p.claims)
         t["judged"] += len(judged)
-        t["inconclusive_share"] += sum(c.status == "inconclusive" for c in judged)
+        t["inconclusive_share"] += sum(c.status == "inconclusive" and not c.cannot_decide
+                                       for c in judged)
         t["post"] += sum(c.post_hoc for c in judged)
         t["tuned"] += sum(bool(c.tuned_on) for c in judged)
         t["dirty"] += bool((p.manifest or {}).get("git_dirty"))
         for c in judged:
-            if c.status == "inconclusive":
+            if c.status == "inconclusive" and not c.cannot_decide:
                 t["decide"][_decide_bucket(c)] += 1
     return t
 

@@ -65,3 +65,25 @@ def test_dry_run_and_check_plan_say_so(tmp_path, capsys):
     capsys.readouterr()
     call("check", out, "--plan", "--no-cache")
     assert "PLAN     below_start: look 1 (3 seeds): cannot decide" in capsys.readouterr().out
+
+
+def test_comparisons_no_seed_count_can_decide_are_counted_apart():
+    """0 against 0 and a level neither label reaches read 'cannot decide: ...', and such a
+    claim is CANNOT DECIDE in the summary, not INCONCLUSIVE (nor NOT REPRODUCED)."""
+    from drocli.claims import evaluate_claims, format_result, summary_counts
+    from drocli.claims.inference import CANNOT_DECIDE, paired_t
+    from tests.test_verdict_null import _reach_records
+
+    e = paired_t(np.zeros(12))
+    assert e["verdict"] == "inconclusive" and e["why"].startswith(CANNOT_DECIDE)
+    assert not str(paired_t(np.full(12, 0.5), threshold=0.2).get("why", "")).startswith(
+        CANNOT_DECIDE)                                          # a clear 0.5 > 0.2 holds
+    never = _reach_records({"A": [None] * 8, "B": [None] * 8})
+    claim = {"id": "r", "text": "t", "metric": "m", "solver": "A", "others": ["B"],
+             "kind": "reach_first", "level": 0.5, "factor": 0.8}
+    (r,) = evaluate_claims(never, [claim], "paper")
+    assert r.status == "inconclusive" and r.cannot_decide
+    assert "neither A nor B reaches the level" in r.effects["B"]["why"]
+    assert format_result(r).startswith("CANNOT DECIDE  r:")
+    counts = summary_counts([r])
+    assert counts["cannot_decide"] == 1 and counts["inconclusive"] == 0

@@ -140,7 +140,7 @@ def test_a_level_every_method_starts_past_says_it_cannot_decide():
     assert "seeds to decide" not in comparisons(r)[0][2]
     (r,) = evaluate_claims(_reach_records(), [{**base, "level": 1.5, "direction": "above"}],
                            "paper")
-    assert "cannot decide" not in r.detail              # never reached: not this case
+    assert "cannot decide: neither A nor B reaches the level" in r.detail   # nor this one
     (r,) = evaluate_claims(_reach_records(), [{**base, "level": 0.5}], "paper")
     assert r.status == "holds" and "cannot decide" not in r.detail          # a real level
     (r,) = evaluate_claims(_reach_records(shift=50), [{**base, "level": 1.5}], "paper")

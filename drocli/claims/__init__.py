@@ -287,6 +287,17 @@ class ClaimResult:
     def post_hoc(self) -> bool:
         return self.registration.get("status") == "post_hoc"
 
+    @property
+    def cannot_decide(self) -> bool:
+        """Inconclusive by construction: every undecided comparison says no number of
+        seeds can decide it (0 against 0, a level no label reaches or every one starts
+        past); counted apart from the inconclusive ones (issue 55)."""
+        from drocli.claims.inference import CANNOT_DECIDE
+
+        open_ = [e for e in self.effects.values() if e.get("verdict") == "inconclusive"]
+        return (self.status == "inconclusive" and bool(open_)
+                and all(str(e.get("why", "")).startswith(CANNOT_DECIDE) for e in open_))
+
     def to_dict(self) -> dict:
         from drocli.claims.judge import overall
 
@@ -710,7 +721,7 @@ UNEXPECTED_HINT = ("the spec marks this claim not reproduced, yet it holds here:
 def format_result(r: ClaimResult) -> str:
     """One line: `HOLDS  id: detail` (and what to do about an unexpected hold), then the
     registration flags: post hoc, confirmed on fresh seeds, judged on tuning seeds."""
-    tag = TAGS.get(r.status, r.status.upper())
+    tag = "CANNOT DECIDE" if r.cannot_decide else TAGS.get(r.status, r.status.upper())
     if r.post_hoc and r.status != "fails":
         tag += " [POST HOC]"
     if r.status == "unsupported":
@@ -743,7 +754,8 @@ def format_result(r: ClaimResult) -> str:
 
 
 SUMMARY_ORDER = (("holds", "hold"), ("not_reproduced", "not reproduced"),
-                 ("inconclusive", "inconclusive"), ("post_hoc", "post hoc"),
+                 ("inconclusive", "inconclusive"), ("cannot_decide", "cannot decide"),
+                 ("post_hoc", "post hoc"),
                  ("unexpectedly_holds", "unexpectedly hold"),
                  ("unsupported", "not supported by the paper's numbers"), ("fails", "fail"),
                  ("error", "judged with an error"),
@@ -758,7 +770,7 @@ def summary_counts(results: list[ClaimResult]) -> dict[str, int]:
     for r in results:
         key = "post_hoc" if r.post_hoc and r.status not in ("fails", "error", "unsupported",
                                                              "incomplete") \
-            else r.status
+            else "cannot_decide" if r.cannot_decide else r.status
         counts[key] = counts.get(key, 0) + 1
     return counts
 

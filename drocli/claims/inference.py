@@ -117,6 +117,9 @@ def critical_value(n: int, p: float) -> float:
     return found if found is not None else simulated_critical_value(n, p)
 
 
+CANNOT_DECIDE = "cannot decide: "   # a comparison no number of seeds can decide
+
+
 def verdict_of(holds_side: bool, fails_side: bool) -> str:
     return "holds" if holds_side else ("not_reproduced" if fails_side else "inconclusive")
 
@@ -179,7 +182,12 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
     if e["verdict"] == "inconclusive":
         need = seeds_to_decide(e["mean"], sd, threshold, confidence, k)
         e["seeds_to_decide"] = need if math.isfinite(need) else None   # None: no number would
+        if sd == 0.0 and e["mean"] == threshold:
+            e["why"] = (f"{CANNOT_DECIDE}every seed's difference is exactly the threshold "
+                        f"({threshold:g}: e.g. 0 against 0), so no number of seeds can tell "
+                        "the labels apart")
     return e
+
 
 
 EXACT_SIGNFLIP = 16     # all 2^n sign patterns up to here; an integer lattice beyond
@@ -365,6 +373,9 @@ def paired_effects(stats: dict[str, pd.Series], solver: str, others: list[str], 
         if both_never is not None:
             e = _censored_guard(e, both_never[solver].loc[common], both_never[o].loc[common],
                                 solver, o)
+            if common and neither.all():
+                e["why"] = (f"{CANNOT_DECIDE}neither {solver} nor {o} reaches the level on "
+                            f"any of the {len(common)} seeds")
         out[o] = _diverged_guard(e, a, b, solver, o)
     return out
 

@@ -9,7 +9,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from drocli.claims.inference import CONFIDENCE, family, interval_verdict, note, paired_effects
+# CANNOT_DECIDE: an undecided effect's `why` starting with it says no number of seeds can
+# decide it (a kind's reason and fix); the report shows it on the claim's row instead of a
+# seed count
+from drocli.claims.inference import (  # noqa: F401
+    CANNOT_DECIDE,
+    CONFIDENCE,
+    family,
+    interval_verdict,
+    note,
+    paired_effects,
+)
 
 __all__ = ["CONFIDENCE", "interval_verdict", "paired_effects", "overall", "effects_text",
            "SkipClaim", "fmt_values", "note"]
@@ -146,11 +156,6 @@ def effects_text(effects: dict[str, dict]) -> str:
     multi = f"; {refute_words(effects)}" if refute_words(effects) else ""
     return (f"{method} {conf:.0%} over {n} {first.get('unit', 'seed')}(s){multi}: "
             + "; ".join(parts) + f" -> {_word(overall(effects))}")
-
-
-# An undecided effect's `why` starting with this says no number of seeds can decide it (a
-# kind's reason and fix); the report shows it on the claim's row instead of a seed count.
-CANNOT_DECIDE = "cannot decide: "
 
 
 def refute_words(effects: dict[str, dict]) -> str:
