@@ -98,10 +98,6 @@ def save_figure(fig: Figure, out_dir: Path, name: str, formats: list[str], dpi: 
 
 # --- public API ---------------------------------------------------------------------------
 
-# set while plot_figures draws for a caller that takes skips (plot, report): the records may
-# be a subset of the spec's solvers, so a panel whose metric none of them records says
-# "no data" instead of being refused as unknown (the spec checked the names when loaded)
-
 
 def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
                  fmt: str = "png", experiment_title: str | None = None,

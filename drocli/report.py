@@ -254,10 +254,10 @@ def flags(c) -> str:
         ours = paper.get("ours", {})
         out.append(f"the paper's own numbers do not show it: {paper.get('detail', '')}; on "
                    f"ours alone: {ours.get('status', '?').replace('_', ' ')}")
-    why = getattr(c, "cause", None) or {}
-    if why and c.status in ("fails", "not_reproduced"):
-        from drocli.claims.cause import label
+    from drocli.claims.cause import NEGATIVE, label
 
+    why = getattr(c, "cause", None) or {}
+    if why and c.status in NEGATIVE:
         out.append(f"cause: {label(why)}")
     return "; ".join(out)
 
@@ -461,7 +461,8 @@ def _note_of(effects: dict) -> str:
 
 def comparisons(c) -> list[tuple[str, str, str, str]]:
     """One (other, effect, interval, verdict) per comparison of a claim result."""
-    from drocli.claims.judge import CANNOT_DECIDE, _word
+    from drocli.claims.inference import CANNOT_DECIDE
+    from drocli.claims.judge import _word
 
     out = []
     for other, e in (c.effects or {}).items():
@@ -507,7 +508,7 @@ def _distance(c) -> tuple[float, int]:
 def _cannot(c) -> str:
     """The reason an inconclusive claim can never decide, when its kind gave one for each
     undecided comparison ('' otherwise)."""
-    from drocli.claims.judge import CANNOT_DECIDE
+    from drocli.claims.inference import CANNOT_DECIDE
 
     whys = {str(e.get("why", "")) for e in (c.effects or {}).values()
             if e.get("verdict") == "inconclusive"}
@@ -546,10 +547,9 @@ STATUS_COLORS = {"holds": "#d4edda", "fails": "#f8d7da", "not_reproduced": "#fde
 
 
 def _status(c) -> str:
-    from drocli.claims import TAGS
+    from drocli.claims import tag
 
-    tag = "CANNOT DECIDE" if c.cannot_decide else TAGS.get(c.status, c.status)
-    return tag + (f" ({flags(c)})" if flags(c) else "")
+    return tag(c) + (f" ({flags(c)})" if flags(c) else "")
 
 
 def _overall(c) -> str:

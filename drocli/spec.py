@@ -662,11 +662,10 @@ def validate_outputs(spec: Spec, file: str, lenient: bool = False,
     as an OpaqueClaim, shown with its recorded verdict, and a figure of a kind not installed
     is left out, named in `spec._unread` (`plot` says so). `written`: the spec as written,
     before its profile and overrides, which the claims' causes are checked against
-    (drocli.claims.cause); the validated spec without it."""
+    (drocli.claims.cause)."""
     from drocli.claims import validate_claim
     from drocli.plots import validate_figure
 
-    raw = written if written is not None else spec.model_dump(mode="python")  # for causes
     figures, unread = [], []
     for i, f in enumerate(spec.figures):
         kind = str(f.get("kind", "curves")) if isinstance(f, dict) else None
@@ -678,11 +677,11 @@ def validate_outputs(spec: Spec, file: str, lenient: bool = False,
     spec._unread = unread
     spec.claims = [validate_claim(c, file=file, key=f"claims[{i}]", lenient=lenient)
                    for i, c in enumerate(spec.claims)]
-    if not lenient:                    # causes against the spec (a saved one was checked)
+    if written is not None:            # causes against the spec as written
         from drocli.claims.cause import check_on_load
 
         for i, c in enumerate(spec.claims):
-            check_on_load(c, raw, file, f"claims[{i}]", spec.claims)
+            check_on_load(c, written, file, f"claims[{i}]", spec.claims)
     for what, items in (("figure names", [f.name for f in spec.figures]),
                         ("claim ids", [c.id for c in spec.claims])):
         dup = sorted({n for n in items if items.count(n) > 1})

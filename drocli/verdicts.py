@@ -46,11 +46,12 @@ def judge_folder(results_dir: Path) -> Judged:
 
     reported = frame(spec)        # the paper's own numbers, None without `reported:`
     paper = None if reported is None else paper_records(reported, spec.name)
-    judged = unfinished.apply(evaluate_claims(df, spec.claims, spec.claims_profile, manifest=man,
+    profile = spec.claims_profile
+    judged = unfinished.apply(evaluate_claims(df, spec.claims, profile, manifest=man,
                                               tuning=tuning, plan=spec.plan(),
                                               recorded=recorded.read(results_dir)),
-                              spec.claims, man, spec.claims_profile)
-    claims = cause.apply(apply(judged, spec.claims, paper, spec.claims_profile), spec.claims)
+                              spec.claims, man, profile)
+    claims = cause.apply(apply(judged, spec.claims, paper, profile), spec.claims)
     return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df),
                   paper_vs_ours.frame(df, reported, spec.reported and spec.reported.data))
 

@@ -718,18 +718,24 @@ UNEXPECTED_HINT = ("the spec marks this claim not reproduced, yet it holds here:
                    "the mark (`reproduced:`) against these numbers")
 
 
+def tag(r: ClaimResult) -> str:
+    """The verdict as shown: its status's tag, CANNOT DECIDE for an inconclusive claim no
+    number of seeds can decide."""
+    return "CANNOT DECIDE" if r.cannot_decide else TAGS.get(r.status, r.status.upper())
+
+
 def format_result(r: ClaimResult) -> str:
     """One line: `HOLDS  id: detail` (and what to do about an unexpected hold), then the
     registration flags: post hoc, confirmed on fresh seeds, judged on tuning seeds."""
-    tag = "CANNOT DECIDE" if r.cannot_decide else TAGS.get(r.status, r.status.upper())
+    shown = tag(r)
     if r.post_hoc and r.status != "fails":
-        tag += " [POST HOC]"
+        shown += " [POST HOC]"
     if r.status == "unsupported":
         ours = r.paper.get("ours", {})
-        line = (f"{tag}  {r.id}: the paper's own numbers: {r.paper.get('detail')}; ours: "
+        line = (f"{shown}  {r.id}: the paper's own numbers: {r.paper.get('detail')}; ours: "
                 f"{TAGS.get(ours.get('status'), '?')} {ours.get('detail', '')}")
     else:
-        line = f"{tag}  {r.id}: {r.detail}"
+        line = f"{shown}  {r.id}: {r.detail}"
     if r.status == "unexpectedly_holds":
         line += f" [{UNEXPECTED_HINT}]"
     reg = r.registration

@@ -133,9 +133,7 @@ def apply(results: list, claims: list) -> list:
     numbers support is said to be contradicted (`wrong`)."""
     by_id = {c.id: c for c in claims}
     for r in results:
-        c = getattr(by_id.get(r.id), "cause", None)
-        if isinstance(c, dict):                      # an opaque claim keeps it as a dict
-            c = Cause.model_validate(c)
+        c = getattr(by_id.get(r.id), "cause", None)     # a Cause (opaque claims too)
         if c is not None:
             r.cause = c.model_dump(mode="json", exclude_none=True)
             if c.kind == "paper_numbers" and r.paper.get("status") == "supported":

@@ -117,7 +117,9 @@ def critical_value(n: int, p: float) -> float:
     return found if found is not None else simulated_critical_value(n, p)
 
 
-CANNOT_DECIDE = "cannot decide: "   # a comparison no number of seeds can decide
+# an undecided effect's `why` starting with this says no number of seeds can decide it (with
+# the reason, and a kind's fix); the report says it on the claim's row instead of a seed count
+CANNOT_DECIDE = "cannot decide: "
 
 
 def verdict_of(holds_side: bool, fails_side: bool) -> str:
@@ -187,7 +189,6 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
                         f"({threshold:g}: e.g. 0 against 0), so no number of seeds can tell "
                         "the labels apart")
     return e
-
 
 
 EXACT_SIGNFLIP = 16     # all 2^n sign patterns up to here; an integer lattice beyond

@@ -9,17 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-# CANNOT_DECIDE: an undecided effect's `why` starting with it says no number of seeds can
-# decide it (a kind's reason and fix); the report shows it on the claim's row instead of a
-# seed count
-from drocli.claims.inference import (  # noqa: F401
-    CANNOT_DECIDE,
-    CONFIDENCE,
-    family,
-    interval_verdict,
-    note,
-    paired_effects,
-)
+from drocli.claims.inference import CONFIDENCE, family, interval_verdict, note, paired_effects
 
 __all__ = ["CONFIDENCE", "interval_verdict", "paired_effects", "overall", "effects_text",
            "SkipClaim", "fmt_values", "note"]

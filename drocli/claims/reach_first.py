@@ -11,8 +11,8 @@ from pydantic import Field, model_validator
 
 from drocli import registry
 from drocli.claims import ClaimBase
+from drocli.claims.inference import CANNOT_DECIDE
 from drocli.claims.judge import (
-    CANNOT_DECIDE,
     SkipClaim,
     _curve_stats,
     _curves,
