@@ -61,6 +61,7 @@ class Page:
     paper: object = None              # the paper's numbers beside ours (paper_vs_ours)
     history: str | None = None        # the commits that changed the records (drocli.history)
     docs: str | None = None           # drocli's docs/ relative to the report folder
+    ablations: list = field(default_factory=list)   # claims.ablation.Pair shown on this page
 
 
 def _load(results_dir: Path) -> Page:
@@ -604,6 +605,7 @@ def markdown(page: Page) -> str:
     if page.description:
         lines += ["", "## Settings, deviations and stand-ins", "", md(page.description)]
     lines += paper_section(page)
+    lines += ablation_section(page)
     shared = seeds_note(page)
     lines += ["", "## Verdicts", "", _verdicts_text(page, as_html=False), ""]
     if shared:
@@ -668,6 +670,35 @@ def paper_section(page: Page) -> list[str]:
     return ["", "## The paper's numbers beside ours", "", md(paper_words(page)), "",
             f"![paper versus ours]({_url(f'{page.name}/{PAPER_PNG}')})", "",
             table_md(page.paper).rstrip("\n")]
+
+
+ABLATION_WORDS = ("Each ablation changes one setting we chose and re-tests a claim of the "
+                  "paper profile under it, on fresh seeds with its own plan: the two "
+                  "verdicts side by side.")
+
+
+def ablation_section(page: Page) -> list[str]:
+    """The ablations of this page's claims, or of the claims this page's ablation re-tests."""
+    from drocli.claims.ablation import HEADER, rows
+
+    if not page.ablations:
+        return []
+    out = ["", "## Ablations", "", ABLATION_WORDS, "", "| " + " | ".join(HEADER) + " |",
+           "|" + "---|" * len(HEADER)]
+    return out + ["| " + " | ".join(md(c) for c in r) + " |" for r in rows(page.ablations)]
+
+
+def ablation_html(page: Page) -> str:
+    """ablation_section in HTML."""
+    from drocli.claims.ablation import HEADER, rows
+
+    if not page.ablations:
+        return ""
+    e = _esc
+    head = "<tr>" + "".join(f"<th>{e(h)}</th>" for h in HEADER) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>"
+                   for r in rows(page.ablations))
+    return f"<h2>Ablations</h2><p>{e(ABLATION_WORDS)}</p><table>{head}{body}</table>"
 
 
 def _caption(page: Page, png: Path) -> tuple[str, str]:
@@ -759,7 +790,8 @@ def html_page(page: Page) -> str:
     dirty += "".join(f'<p class="dirty">Flag. {e(f.line)}</p>' for f in page.flags)
     body = (f"<h1>{e(page.title)}</h1>{dirty}<p>Results folder <code>{e(page.name)}</code>."
             + (f" <strong>{e(page.note)}</strong>" if page.note else "") + "</p>"
-            f"<table>{rows}</table>{desc}{paper_html(page)}<h2>Verdicts</h2>"
+            f"<table>{rows}</table>{desc}{paper_html(page)}{ablation_html(page)}"
+            "<h2>Verdicts</h2>"
             f"<p>{_verdicts_text(page, as_html=True)}</p>"
             + (f"<p>Every interval below: {e(shared)}.</p>" if shared else "")
             + "<table><tr><th>claim</th><th>status</th><th>compared with</th><th>effect</th>"
@@ -1084,6 +1116,10 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
                               file=str(d), fix="copy the folder under another name")
     seen = _seen(out)
     pages = [_load(d) for d in results_dirs]
+    from drocli.claims.ablation import link
+
+    for name, pairs in link(pages).items():
+        next(p for p in pages if p.name == name).ablations = pairs
     out.mkdir(parents=True, exist_ok=True)
     where = {p.name: os.path.relpath(os.path.abspath(d), os.path.abspath(out))
              for p, d in zip(pages, results_dirs, strict=True)}

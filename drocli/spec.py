@@ -655,6 +655,17 @@ def check_profile_name(name, *, file: str | None, key: str) -> None:
                           file=file, key=key, fix=f"name profiles with {NAME_RULE}, e.g. smoke")
 
 
+def _check_ablates(claims: list, written: dict, file: str) -> None:
+    """An ablation's claim names a claim of the spec as written (its paper claims)."""
+    ids = [c.get("id") for c in written.get("claims") or [] if isinstance(c, dict)]
+    for i, c in enumerate(claims):
+        a = getattr(c, "ablates", None)
+        if a is not None and a.claim not in ids:
+            raise DrocliError(f"claim {c.id!r} ablates {a.claim!r}, which is not a claim of "
+                              "the spec", file=file, key=f"claims[{i}].ablates.claim",
+                              fix=did_you_mean(a.claim, [str(x) for x in ids]))
+
+
 def validate_outputs(spec: Spec, file: str, lenient: bool = False,
                      written: dict | None = None) -> None:
     """Figures and claims as their kinds' models (tagged unions on `kind`), in place.
@@ -682,6 +693,7 @@ def validate_outputs(spec: Spec, file: str, lenient: bool = False,
 
         for i, c in enumerate(spec.claims):
             check_on_load(c, written, file, f"claims[{i}]", spec.claims)
+        _check_ablates(spec.claims, written, file)
     for what, items in (("figure names", [f.name for f in spec.figures]),
                         ("claim ids", [c.id for c in spec.claims])):
         dup = sorted({n for n in items if items.count(n) > 1})

@@ -47,6 +47,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_vali
 
 from drocli import registry
 from drocli.claims.cause import Cause
+from drocli.claims.window import Until
 from drocli.errors import DrocliError
 from drocli.registry import Params
 
@@ -66,6 +67,14 @@ class Source(Params):
                             "quote says: its subject, methods, metric, direction and "
                             "strength, citing the word rule applied (docs/verdicts.md, "
                             "'Words without numbers', W0-W9)")
+
+
+class Ablates(Params):
+    """The claim of the paper profile that an ablation's claim re-tests, and what differs."""
+
+    claim: str = Field(min_length=1, description="the id of the claim re-tested")
+    changes: str = Field(min_length=10, description="the one setting changed, in words, "
+                         "with its spec key")
 
 
 class ClaimBase(Params):
@@ -109,6 +118,13 @@ class ClaimBase(Params):
         "many of them ('in most cases': more than half), each panel judged at "
         "1 - (1 - confidence) / (panels - needed + 1); refuted when refuted in more than "
         "panels - needed; default: every panel")
+    until: Until | None = Field(
+        None, description="judge the runs as they stand at one point of another axis, e.g. "
+        "{x: iteration, at: 5000}: the paper's horizon on its own x-axis "
+        "(drocli.claims.window)")
+    ablates: Ablates | None = Field(
+        None, description="this claim re-tests a claim of the paper profile with one "
+        "setting changed: {claim: ID, changes: what differs}; the report shows both verdicts")
     _family: int = PrivateAttr(1)      # comparisons a refutation is corrected for, / others
 
     @model_validator(mode="after")
@@ -175,7 +191,8 @@ class ClaimBase(Params):
 
     def test_text(self) -> str:
         """What drocli tests, in words generated from the claim's fields (not its `text`)."""
-        return f"{self.quantity()}: {self.solver} {self.relation()}; {self.procedure()}"
+        until = f" ({self.until.words()})" if self.until else ""
+        return f"{self.quantity()}{until}: {self.solver} {self.relation()}; {self.procedure()}"
 
     # -- what each effect (a paired difference per seed, `inference`) is, for the report
     def unit(self) -> str:
@@ -278,6 +295,7 @@ class ClaimResult:
     paper: dict = field(default_factory=dict)
     # why a negative verdict is negative (drocli.claims.cause): {kind, note[, key]}
     cause: dict = field(default_factory=dict)
+    ablates: dict = field(default_factory=dict)   # {claim, changes}: the claim re-tested
 
     @property
     def failed(self) -> bool:
@@ -311,6 +329,7 @@ class ClaimResult:
                 **({"look": self.look} if self.look else {}),
                 **({"paper": self.paper} if self.paper else {}),
                 **({"cause": self.cause} if self.cause else {}),
+                **({"ablates": self.ablates} if self.ablates else {}),
                 "summaries": self.summaries}
 
 
@@ -352,6 +371,8 @@ def evaluate_claims(records, claims: list, profile: str, manifest: dict | None =
         else:
             out.append(_registered(split.rows(c), c, profile, manifest, tuning, plan,
                                    split.of_seeds))
+        if getattr(c, "ablates", None) is not None:
+            out[-1].ablates = c.ablates.model_dump()
     return out
 
 
@@ -468,6 +489,7 @@ class _ByMetric:
     def __init__(self, records):
         self.records, self._parts = records, None
         self._looks: dict = {}
+        self._attached: dict = {}
 
     def of_seeds(self, rows, want: frozenset):
         """rows_of_seeds, kept per frame and seed set: the claims of one metric share each
@@ -479,6 +501,18 @@ class _ByMetric:
         return hit[1]
 
     def rows(self, claim: ClaimBase):
+        rows = self._rows(claim)
+        for x in _axes(claim):
+            if x not in rows.columns:      # kept per frame: the claims of a metric share it
+                from drocli.claims.window import attach
+
+                hit = self._attached.get((id(rows), x))
+                if hit is None or hit[0] is not rows:
+                    hit = self._attached[(id(rows), x)] = (rows, attach(rows, self.records, x))
+                rows = hit[1]
+        return rows
+
+    def _rows(self, claim: ClaimBase):
         if claim.metric is None or "metric" not in self.records.columns or \
                 panels_set_metric(claim):
             return self.records
@@ -489,6 +523,16 @@ class _ByMetric:
             self._parts = {m: _compact(self.records[metric == m])
                            for m in metric.dropna().unique()}
         return self._parts.get(claim.metric, self.records)
+
+
+def _axes(claim) -> list[str]:
+    """The axes a claim's curves or cut run along that are not plain records columns
+    (a recorded metric such as `iteration` is attached as a column)."""
+    axes = [claim.until.x] if claim.until else []
+    x = getattr(claim, "x", None)
+    if isinstance(x, str) and x not in ("oracle_calls", "time_s", "step"):
+        axes.append(x)
+    return axes
 
 
 def _compact(rows):
@@ -593,6 +637,11 @@ def _judge_rows(rows, claim: ClaimBase, result, reproduced: bool) -> ClaimResult
     from drocli.claims.inference import collecting
 
     try:
+        if claim.until is not None:
+            from drocli.claims.window import cut
+
+            data = {label: cut(d, claim.until.x, claim.until.at, label)
+                    for label, d in data.items()}
         with collecting() as summaries:
             res = entry.func(claim, data)
         holds, detail, values = res[:3]
