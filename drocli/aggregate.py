@@ -96,6 +96,8 @@ def apply_filter(records: pd.DataFrame, filt: Mapping | None, where: str = "filt
 
     A filter value given as a string is matched against a numeric column as a number, so
     YAML's `1e-3` (read as a string) still selects `0.001`. Unknown column -> DrocliError.
+    `seed: first` keeps the smallest seed in the records: a figure of one run (as a paper
+    draws its first seed) whatever seeds a profile or study runs.
     """
     if not filt:
         return records
@@ -106,6 +108,8 @@ def apply_filter(records: pd.DataFrame, filt: Mapping | None, where: str = "filt
                               fix=did_you_mean(col, map(str, records.columns)))
         wanted = list(want) if isinstance(want, list | tuple | set) else [want]
         column = records[col]
+        if col == "seed" and wanted == ["first"] and len(column):
+            wanted = [_first(column)]
         if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
             wanted = [_as_number(v) for v in wanted]
             mask &= np.isclose(column.to_numpy(dtype=float)[:, None],
@@ -136,6 +140,13 @@ def metric_as_x(records: pd.DataFrame, x: str) -> pd.DataFrame:
     out = records.merge(piv, on=["cell", "step"], how="left", sort=False)
     out.index = records.index
     return out
+
+
+def _first(seeds: pd.Series):
+    """The smallest seed: numerically when every seed is a number, else as text."""
+    values = pd.unique(seeds.dropna())
+    nums = pd.to_numeric(pd.Series(values), errors="coerce")
+    return values[int(nums.to_numpy().argmin())] if nums.notna().all() else min(map(str, values))
 
 
 def _as_number(v):

@@ -198,3 +198,14 @@ def test_seed_curves_equal_a_sort_and_groupby(data):
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g[2], w[2])
         np.testing.assert_array_equal(g[3], w[3])
+
+
+def test_seed_first_keeps_the_smallest_seed_whatever_the_study_runs():
+    from drocli.aggregate import apply_filter
+
+    df = pd.DataFrame({"seed": [402, 400, 401, 400, 1000], "v": [1, 2, 3, 4, 5]})
+    kept = apply_filter(df, {"seed": "first"})
+    assert kept["v"].tolist() == [2, 4]           # 400 < 402 < 1000, numerically
+    assert apply_filter(df.iloc[[0, 2]], {"seed": "first"})["v"].tolist() == [3]
+    text = pd.DataFrame({"seed": ["b", "a"], "v": [1, 2]})
+    assert apply_filter(text, {"seed": "first"})["v"].tolist() == [2]

@@ -576,3 +576,30 @@ def test_compare_reference_on_the_runs_seeds():
     assert later_seeds(first, ORDERED) == ["1"]
     part = ORDERED[~((ORDERED["label"] == "MPVR") & (ORDERED["seed"] == 1))]
     assert compare_reference(part, ORDERED)[0].startswith("missing from records: MPVR")
+
+
+def test_a_panel_whose_judge_errs_makes_the_claim_an_error_never_a_refutation(monkeypatch):
+    """Found by the sequential null simulation: a judge that raised in one panel counted as
+    a refuted panel, so the claim read FAILS."""
+    from types import SimpleNamespace
+
+    real = registry.get
+
+    def get(kind, name, **kw):
+        entry = real(kind, name, **kw)
+        if kind != "claim" or not callable(getattr(entry, "func", None)):
+            return entry
+
+        def func(claim, data):
+            if any((d["dataset"] == "d2").any() for d in data.values()):
+                raise TypeError("a broken judge")
+            return entry.func(claim, data)
+        return SimpleNamespace(**{**vars(entry), "func": func}) if hasattr(
+            entry, "__dict__") else SimpleNamespace(func=func, params=entry.params)
+
+    rec = pd.concat([records({"ALEG": expo(0.60), "SMD": expo(0.62), "MPVR": expo(0.61)},
+                             dataset=d) for d in ("d1", "d2")])
+    monkeypatch.setattr(registry, "get", get)
+    r = one(rec, panels=[{"dataset": "d1"}, {"dataset": "d2"}])
+    assert r.status == "error", r.detail
+    assert "panel" in r.detail and "a broken judge" in r.detail

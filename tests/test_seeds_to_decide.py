@@ -63,3 +63,26 @@ def test_claim_level_routes():
     assert math.isnan(claim_seeds({"a": {"mean": 0.1, "n": 8, "threshold": 0.0,
                                          "verdict": "inconclusive", "p_holds": 0.2,
                                          "p_refutes": 0.8}}))
+
+
+def test_a_plan_asks_more_seeds_than_one_look_at_its_last_looks_levels():
+    """Under a plan the estimate uses the levels of the plan's last look, which are
+    stricter than the fixed design's: it asks at least as many seeds, and more for an
+    effect that is hard to decide; a 10/20/40 plan's last-look levels come from the same
+    spending function the verdicts use."""
+    from drocli.claims.inference import seeds_to_decide
+    from drocli.claims.sequential import at_look, last_look, nominal_levels
+
+    alphas = (0.025, 0.025 / 3)
+    with at_look([10, 20, 40], 1):
+        tails = last_look(alphas)
+    fractions = (0.25, 0.5, 1.0)
+    assert tails == tuple(nominal_levels(fractions, a)[-1] for a in alphas)
+    assert all(t < a for t, a in zip(tails, alphas, strict=True))
+    assert last_look(alphas) is None                  # outside a plan
+    for mean, sd in ((0.3, 1.0), (0.1, 1.0), (-0.5, 1.0)):
+        fixed = seeds_to_decide(mean, sd, 0.0, 0.95, 3)
+        planned = seeds_to_decide(mean, sd, 0.0, 0.95, 3, tails=tails)
+        assert planned >= fixed
+    assert seeds_to_decide(0.1, 1.0, 0.0, 0.95, 3, tails=tails) > seeds_to_decide(
+        0.1, 1.0, 0.0, 0.95, 3)

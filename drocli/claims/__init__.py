@@ -714,8 +714,8 @@ def _in_panels(rows, claim: ClaimBase, result, reproduced: bool, judged: dict):
             mine = one.model_copy(update=size)
             mine._family = k
         r = _judge_rows(sub, mine, result, reproduced)
-        if r.status == "skipped":
-            return result("skipped", f"panel {name}: {r.detail}")
+        if r.status in ("skipped", "error"):    # a judge that erred refutes nothing
+            return result(r.status, f"panel {name}: {r.detail}")
         point_held += r.point_status in ("holds", "unexpectedly_holds")
         verdict = overall(r.effects) if r.effects else (
             "holds" if r.point_status in ("holds", "unexpectedly_holds") else "not_reproduced")

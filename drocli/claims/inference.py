@@ -182,7 +182,10 @@ def paired_t(d: np.ndarray, *, threshold: float = 0.0, confidence: float = CONFI
                             "few distinct values for the t-interval to decide")
             e["verdict"] = "inconclusive"
     if e["verdict"] == "inconclusive":
-        need = seeds_to_decide(e["mean"], sd, threshold, confidence, k)
+        from drocli.claims.sequential import last_look
+
+        need = seeds_to_decide(e["mean"], sd, threshold, confidence, k, tails=last_look(
+            ((1.0 - confidence) / 2, (1.0 - confidence) / (2 * k))))
         e["seeds_to_decide"] = need if math.isfinite(need) else None   # None: no number would
         if sd == 0.0 and e["mean"] == threshold:
             e["why"] = (f"{CANNOT_DECIDE}every seed's difference is exactly the threshold "
@@ -236,7 +239,7 @@ POWER = 0.8
 
 
 def seeds_to_decide(mean: float, sd: float, threshold: float, confidence: float = CONFIDENCE,
-                    k: int = 1, power: float = POWER) -> float:
+                    k: int = 1, power: float = POWER, tails=None) -> float:
     """About how many paired seeds would give a verdict with probability `power` if the
     estimated mean difference and seed spread were the truth: the smallest n >= MIN_SEEDS
     with n >= ((c_n + z_power) sd / |mean - threshold|)^2, c_n the interval's multiplier
@@ -245,7 +248,10 @@ def seeds_to_decide(mean: float, sd: float, threshold: float, confidence: float 
     and at least log2(2 / tail) seeds, for the exact sign-flip test a verdict also needs.
     inf when the estimate sits on the threshold, as when every seed gives the same
     difference. It says how small an inconclusive effect is against the seed noise; it is
-    not a rule to add seeds until a verdict comes (that would inflate both error rates)."""
+    not a rule to add seeds until a verdict comes (that would inflate both error rates).
+    `tails`: the one-sided (HOLDS, refutation) levels to decide at instead, e.g. those a
+    sequential plan spends at its last look (`sequential.last_look`), Student's t
+    multipliers where the table has none."""
     from statistics import NormalDist
 
     from drocli.claims.critical_table import values
@@ -256,10 +262,17 @@ def seeds_to_decide(mean: float, sd: float, threshold: float, confidence: float 
         return math.inf
     level = confidence if mean > threshold else 1.0 - (1.0 - confidence) / k
     q = 0.5 + level / 2
+    if tails is not None:
+        q = 1.0 - float(tails[0] if mean > threshold else tails[1])
     z_level, z_power = NormalDist().inv_cdf(q), NormalDist().inv_cdf(power)
 
     def enough(n: int) -> bool:
-        c = table.get(n, {}).get(q) or z_level
+        c = table.get(n, {}).get(q)
+        if c is None and tails is not None:
+            from scipy.stats import t as student
+
+            c = float(student.ppf(q, float(n - 1)))
+        c = c or z_level
         return n >= ((c + z_power) * sd / gap) ** 2
 
     normal = math.ceil(((z_level + z_power) * sd / gap) ** 2)
@@ -268,6 +281,8 @@ def seeds_to_decide(mean: float, sd: float, threshold: float, confidence: float 
     # 2^-n <= tail, where its p-values are fine enough not to cost the t-test its power
     floor = math.ceil(math.log2(2.0 / tail))
     n = max(MIN_SEEDS, normal, floor)
+    if n > 10 ** 9:             # no run would have that many seeds; c_n is z there
+        return float(n)
     while not enough(n):        # the table's multipliers exceed z at few seeds
         n += 1
     return float(n)

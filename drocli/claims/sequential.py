@@ -138,6 +138,16 @@ def levels(alpha: float) -> Side:
     return Side(nominal, spent(fractions[j], alpha) - before, j + 1)
 
 
+def last_look(alphas: tuple[float, ...]) -> tuple[float, ...] | None:
+    """The nominal one-sided levels of the current plan's last look for these overall
+    errors (what its final verdict is judged at); None outside a plan."""
+    ctx = _LOOK.get()
+    if ctx is None:
+        return None
+    fractions, _ = ctx
+    return tuple(nominal_levels(fractions, a)[-1] for a in alphas)
+
+
 @contextmanager
 def at_look(looks: list[int] | tuple[int, ...], j: int):
     """Judge at look j (0-based) of a plan with these seed counts."""
