@@ -554,9 +554,12 @@ def _status(c) -> str:
 
 
 def _overall(c) -> str:
+    """The verdict column: the effects' overall word, or the claim's own verdict where it
+    has no effects (an exact statement about every run, a recorded verdict)."""
+    from drocli.claims import tag
     from drocli.claims.judge import _word, overall
 
-    return _word(overall(c.effects)) if c.effects else "-"
+    return _word(overall(c.effects)) if c.effects else tag(c).lower()
 
 
 def _claim_note(c, shared: str, words: str = "") -> str:
