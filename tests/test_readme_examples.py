@@ -149,3 +149,18 @@ def test_readme_sign_test_threshold_is_the_exact_binomial_tail(mypkg):
                 assert tail[n] > alpha
             else:
                 assert tail[w] <= alpha < tail[w - 1]
+
+
+def test_the_readmes_spec_excerpt_loads_as_written(tmp_path):
+    """The README's short spec is a spec: it loads and expands into cells."""
+    from drocli.cells import expand
+    from drocli.spec import load_spec
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("## Spec format")
+    block = text[text.index("```yaml", start) + len("```yaml"):]
+    path = tmp_path / "readme_spec.yaml"
+    path.write_text(block[:block.index("```")])
+    spec = load_spec(path, profile="smoke")
+    assert spec.name == "gdro_synthetic" and spec.claims[0].id == "aleg_lowest"
+    assert len(expand(spec)) == 2 * 10
