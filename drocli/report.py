@@ -90,10 +90,35 @@ def _load(results_dir: Path) -> Page:
                 list(spec.seeds), judged.manifest, claims, figures, completeness.note(),
                 " ".join((spec.description or "").split()), captions, cell_times=times,
                 tests={c.id: c.test_text() for c in spec.claims}, flags=judged.flags,
-                effect_words={c.id: c.effect_text() for c in spec.claims},
+                effect_words={c.id: _readable(c.effect_text(), c, metric_words(spec))
+                              for c in spec.claims},
                 seeds_used=int(df["seed"].nunique()) if df is not None and "seed" in df
                 else None, looks=list(spec.sequential.looks) if spec.sequential else None,
                 paper=judged.paper, history=history.summary(results_dir))
+
+
+def metric_words(spec) -> dict[str, str]:
+    """metric -> what the spec calls it where it draws it (a panel's y-label, else the
+    paper's name in `reported:`), so that an effect reads 'in units of mer (max excess
+    risk)', not 'of mer' alone."""
+    out: dict[str, str] = {}
+    for f in spec.figures:
+        for p in getattr(f, "panels", None) or []:
+            metric, label = getattr(p, "metric", None), getattr(p, "ylabel", None)
+            if metric and label and metric not in out and label != metric:
+                out[metric] = " ".join(str(label).split())
+    reported = getattr(spec, "reported", None)       # else the paper's name for it
+    for metric, name in (getattr(reported, "metrics", None) or {}).items():
+        out.setdefault(metric, str(name))
+    return out
+
+
+def _readable(text: str, claim, words: dict[str, str]) -> str:
+    """`text` with the claim's metric named as the spec draws it."""
+    m = getattr(claim, "metric", None)
+    if m in words and f"units of {m}" in text:
+        return text.replace(f"units of {m}", f"units of {m} ({words[m]})", 1)
+    return text
 
 
 def _solver_times(df) -> dict[str, float]:

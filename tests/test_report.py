@@ -304,3 +304,18 @@ def test_the_procedure_paragraph_links_docs_verdicts(tiny_spec, tmp_path):
     link = md.split("[docs/verdicts.md](")[1].split(")")[0]
     assert os.path.normpath(report / link) == os.path.normpath(ROOT / "docs" / "verdicts.md")
     assert f'<a href="{link}">docs/verdicts.md</a> says why.' in html
+
+
+def test_effects_name_the_metric_as_the_spec_draws_it():
+    """Issue 57: 'in units of mer' alone; the y-label (or the paper's name) beside it."""
+    from drocli.report import _readable, metric_words
+    from drocli.spec import load_spec
+
+    spec = load_spec(ROOT / "experiments" / "as_lsvrg_fig1.yaml")
+    words = metric_words(spec)
+    assert words["log10_gap"] == "log10(F(x) - F*)"
+    claim = spec.claims[0]
+    assert "units of log10_gap (log10(F(x) - F*))" in _readable(claim.effect_text(), claim,
+                                                                 words)
+    fl = metric_words(load_spec(ROOT / "experiments" / "omd_tch_fl_mnist.yaml"))
+    assert fl["acc_test"] == "Average accuracy"
