@@ -85,12 +85,13 @@ def _load(results_dir: Path) -> Page:
         for f in spec.figures}
     df = judged.records
     times = _solver_times(df)
+    words = metric_words(spec)
     profile = "?" if spec.profile is None else spec.profile     # a saved spec without one
     return Page(page_name(results_dir), spec.name, spec.title or spec.name, profile,
                 list(spec.seeds), judged.manifest, claims, figures, completeness.note(),
                 " ".join((spec.description or "").split()), captions, cell_times=times,
                 tests={c.id: c.test_text() for c in spec.claims}, flags=judged.flags,
-                effect_words={c.id: _readable(c.effect_text(), c, metric_words(spec))
+                effect_words={c.id: _readable(c.effect_text(), c, words)
                               for c in spec.claims},
                 seeds_used=int(df["seed"].nunique()) if df is not None and "seed" in df
                 else None, looks=list(spec.sequential.looks) if spec.sequential else None,
@@ -103,7 +104,8 @@ def metric_words(spec) -> dict[str, str]:
     risk)', not 'of mer' alone."""
     out: dict[str, str] = {}
     for f in spec.figures:
-        for p in getattr(f, "panels", None) or []:
+        panels = getattr(f, "panels", None)      # a figure kind may have none (a table)
+        for p in panels if isinstance(panels, list | tuple) else []:
             metric, label = getattr(p, "metric", None), getattr(p, "ylabel", None)
             if metric and label and metric not in out and label != metric:
                 out[metric] = " ".join(str(label).split())

@@ -319,3 +319,12 @@ def test_effects_name_the_metric_as_the_spec_draws_it():
                                                                  words)
     fl = metric_words(load_spec(ROOT / "experiments" / "omd_tch_fl_mnist.yaml"))
     assert fl["acc_test"] == "Average accuracy"
+
+
+def test_metric_words_read_every_shipped_spec():
+    """A figure kind without a panel list (a table) is passed over, not iterated."""
+    from drocli.report import metric_words
+    from drocli.spec import load_spec
+
+    for path in sorted((ROOT / "experiments").glob("*.yaml")):
+        assert isinstance(metric_words(load_spec(path)), dict), path
