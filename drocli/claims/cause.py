@@ -89,8 +89,9 @@ def check_on_load(claim, raw: dict, file: str | None, key: str, claims=()) -> No
         raise DrocliError("a `paper_numbers` cause needs the paper's numbers (`reported:`)",
                           file=file, key=f"{where}.kind",
                           fix="add the spec's `reported:` block, or choose another kind")
-    if cause.kind == "timing" and claim.kind != "wall_time_below" \
-            and "time" not in str(claim.metric or ""):
+    on_time = claim.kind == "wall_time_below" or "time" in str(claim.metric or "") \
+        or getattr(claim, "x", None) == "time_s"         # e.g. reach_first along seconds
+    if cause.kind == "timing" and not on_time:
         raise DrocliError("a `timing` cause belongs to a claim on time", file=file,
                           key=f"{where}.kind", fix="choose another kind")
 
