@@ -65,6 +65,7 @@ def cut(rows, x: str, at: float, what: str):
     x = at. SkipClaim when a cell ends before it."""
     import pandas as pd
 
+    from drocli.aggregate import _as_number
     from drocli.claims.judge import SkipClaim
 
     if rows.empty:
@@ -96,8 +97,7 @@ def cut(rows, x: str, at: float, what: str):
             t = (at - xs[i]) / (xs[j] - xs[i])
             for col in ("value", "oracle_calls", "time_s"):
                 if col in order.columns and col != x:
-                    lo = pd.to_numeric(pd.Series([order[col].iloc[i]]), errors="coerce")[0]
-                    hi = pd.to_numeric(pd.Series([order[col].iloc[j]]), errors="coerce")[0]
+                    lo, hi = _as_number(order[col].iloc[i]), _as_number(order[col].iloc[j])
                     row[col] = lo + t * (hi - lo)
         row[x] = at
         extra.append(row)
