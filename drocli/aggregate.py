@@ -120,21 +120,24 @@ def apply_filter(records: pd.DataFrame, filt: Mapping | None, where: str = "filt
     return records[mask]
 
 
-def metric_as_x(records: pd.DataFrame, x: str) -> pd.DataFrame:
+def metric_as_x(records: pd.DataFrame, x: str, source: pd.DataFrame | None = None
+                ) -> pd.DataFrame:
     """`records` with a column `x` holding the value of metric `x` at the same cell and step.
 
     For an x-axis that a solver records as a metric (e.g. `iteration`, which costs no oracle
     call): every row gets the value the metric `x` has at its (cell, step); rows whose
     checkpoint lacks it get NaN (dropped as x by `seed_curves`). Unchanged when `x` already
-    is a column or is not a metric in the records.
+    is a column or is not a metric in the records. `source`: the records the metric is read
+    from when `records` holds other metrics only (a claim's rows, split by metric).
     """
-    if x in records.columns or not {"metric", "cell", "step", "value"} <= set(records.columns):
+    source = records if source is None else source
+    if x in records.columns or not {"metric", "cell", "step", "value"} <= set(source.columns):
         return records
-    sel = as_text(records["metric"]) == x
+    sel = as_text(source["metric"]) == x
     if not sel.any():
         return records
-    piv = records.loc[sel, ["cell", "step", "value"]].drop_duplicates(["cell", "step"],
-                                                                       keep="last")
+    piv = source.loc[sel, ["cell", "step", "value"]].drop_duplicates(["cell", "step"],
+                                                                      keep="last")
     piv = piv.rename(columns={"value": x})
     piv[x] = pd.to_numeric(piv[x], errors="coerce").astype(float)
     out = records.merge(piv, on=["cell", "step"], how="left", sort=False)

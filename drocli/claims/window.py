@@ -34,30 +34,18 @@ class Until(Params):
 
 def attach(rows, source, x: str):
     """`rows` with a column `x` holding the value that metric `x` has in `source` (all the
-    records) at the same cell and step; unchanged when `x` is already a column."""
-    import pandas as pd
-
-    from drocli.aggregate import as_text
+    records) at the same cell and step (`aggregate.metric_as_x`); unchanged when `x` is
+    already a column."""
+    from drocli.aggregate import as_text, metric_as_x
     from drocli.errors import DrocliError
 
     if x in rows.columns:
         return rows
-    sel = as_text(source["metric"]) == x if "metric" in source.columns else None
-    if sel is None or not sel.any():
+    if "metric" not in source.columns or not (as_text(source["metric"]) == x).any():
         raise DrocliError(f"axis {x!r} is neither a records column nor a recorded metric",
                           key="claims.until.x",
                           fix="name a column (oracle_calls, time_s) or a metric in `metrics:`")
-    piv = source.loc[sel, ["cell", "step", "value"]].drop_duplicates(["cell", "step"],
-                                                                     keep="last")
-    piv = pd.DataFrame({"cell": as_text(piv["cell"]).to_numpy(),
-                        "step": piv["step"].to_numpy(),
-                        x: pd.to_numeric(piv["value"], errors="coerce").to_numpy(float)})
-    key = pd.MultiIndex.from_arrays([as_text(rows["cell"]).to_numpy(), rows["step"].to_numpy()])
-    look = pd.Series(piv[x].to_numpy(), index=pd.MultiIndex.from_arrays(
-        [piv["cell"].to_numpy(), piv["step"].to_numpy()]))
-    out = rows.copy()
-    out[x] = look.reindex(key).to_numpy()
-    return out
+    return metric_as_x(rows, x, source)
 
 
 def cut(rows, x: str, at: float, what: str):
