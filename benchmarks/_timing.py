@@ -41,7 +41,7 @@ def machine_info() -> str:
     and threads, and the load averages: what the rates printed below depend on."""
     from threadpoolctl import threadpool_info
 
-    from drocli.provenance import cpu_model
+    from drocli.results.provenance import cpu_model
 
     blas = ", ".join(f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')} "
                      f"({i.get('num_threads')} thread(s))" for i in threadpool_info()

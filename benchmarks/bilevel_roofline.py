@@ -30,7 +30,7 @@ For each method, ONE cell (the spec's first seed) is counted, bounded and run:
   * the rate: each distinct kernel (shapes, layout, float64) is timed here with one BLAS
     thread (threadpoolctl, as cells run with blas_threads 1), best of --repeat; the bound of
     a part is the sum over its kernels of calls x seconds per call (= flops / rate);
-  * measured: the cell through drocli.worker.run_cell (kernels warmed up first, outside the
+  * measured: the cell through drocli.run.worker.run_cell (kernels warmed up first, outside the
     clock; only problem.evaluate timed on the way): the solver's clock, the evaluation, and
     the rest of the wall time (building the problem, bookkeeping);
   * what is left between the cell and its bound:
@@ -77,13 +77,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _timing as T  # noqa: E402  (benchmarks/ is the script's folder)
 import numpy as np  # noqa: E402
 
-from drocli import registry, worker  # noqa: E402
-from drocli.cells import expand  # noqa: E402
 from drocli.data.base import GroupedData  # noqa: E402
-from drocli.monitor import Monitor  # noqa: E402
 from drocli.ops import psd  # noqa: E402
+from drocli.plugins import registry  # noqa: E402
 from drocli.problems import bilevel  # noqa: E402
 from drocli.problems.bilevel import BilevelWeightsProblem  # noqa: E402
+from drocli.run import worker
+from drocli.run.cells import expand  # noqa: E402
+from drocli.run.monitor import Monitor  # noqa: E402
 from drocli.solvers.bilevel import rsvrb, stable, svrb  # noqa: E402
 from drocli.spec import load_spec  # noqa: E402
 

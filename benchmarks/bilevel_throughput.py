@@ -24,11 +24,11 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from drocli import registry  # noqa: E402
-from drocli.monitor import Monitor  # noqa: E402
 from drocli.ops.bitpacked import BitMatrix  # noqa: E402
 from drocli.ops.psd import FlooredSPD  # noqa: E402
-from drocli.runner import load_data  # noqa: E402
+from drocli.plugins import registry  # noqa: E402
+from drocli.run.monitor import Monitor  # noqa: E402
+from drocli.run.runner import load_data  # noqa: E402
 from drocli.spec import load_spec  # noqa: E402
 
 FASHION = "experiments/tuning/svrb_fig1_fashion_grid.yaml"   # 004 Fig. 1 (b, d) stand-in

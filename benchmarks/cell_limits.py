@@ -2,7 +2,7 @@
 
 Three solvers that ignore the monitor (a loop in Python, a loop in a numba kernel, an hour's
 sleep) and one that calls it run on the tiny finite-sum problem with `budget.max_time_s` =
-LIMIT, two at a time in the local pool (drocli.pool), ROUNDS rounds interleaved. Prints,
+LIMIT, two at a time in the local pool (drocli.run.pool), ROUNDS rounds interleaved. Prints,
 per solver, the median seconds from the cell's start to the moment the pool handed back its
 timed-out status, minus LIMIT; the machine's load and CPU model come first.
 
@@ -17,8 +17,9 @@ import time
 
 from _timing import machine_info  # (benchmarks/ is the script's folder)
 
-from drocli import misbehaving, testing
-from drocli.pool import supervised
+from drocli import testing
+from drocli.run import misbehaving
+from drocli.run.pool import supervised
 
 LIMIT = 2.0
 

@@ -20,9 +20,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from drocli import registry  # noqa: E402
 from drocli.data.base import GroupedData  # noqa: E402
-from drocli.monitor import Monitor  # noqa: E402
+from drocli.plugins import registry  # noqa: E402
+from drocli.run.monitor import Monitor  # noqa: E402
 
 N_PER, D, C = 500, 3072, 100
 

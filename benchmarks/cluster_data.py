@@ -16,13 +16,13 @@ import time
 
 from dask.distributed import Client, LocalCluster
 
-from drocli import registry
+from drocli.plugins import registry
 
 PARAMS = {"n_train": 6000, "n_test": 1000}
 
 
 def load():
-    from drocli.worker import forget_data, load_data
+    from drocli.run.worker import forget_data, load_data
 
     forget_data()                # every call reads the files (or the decoded cache) again
     entry = registry.get("data", "fashion_mnist")

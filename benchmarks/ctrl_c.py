@@ -24,7 +24,7 @@ from pathlib import Path
 
 from _timing import machine_info  # (benchmarks/ is the script's folder)
 
-from drocli.records import finished, read_cell
+from drocli.results.records import finished, read_cell
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.conftest import TINY_SPEC  # noqa: E402

@@ -33,8 +33,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import psutil  # noqa: E402
 
-from drocli.backends import Dask, run_cells  # noqa: E402
-from drocli.cells import expand  # noqa: E402
+from drocli.run.backends import Dask, run_cells  # noqa: E402
+from drocli.run.cells import expand  # noqa: E402
 from drocli.spec import load_spec  # noqa: E402
 
 WARM_CELLS = 20

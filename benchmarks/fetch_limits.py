@@ -1,4 +1,4 @@
-"""How soon a download from a hostile mirror stops, with drocli.fetch's default limits
+"""How soon a download from a hostile mirror stops, with drocli.data.fetch's default limits
 (issue 43: the probe's mirror sending a byte every 20 s still ran after 75 s).
 
 Local servers on 127.0.0.1, all at once (one thread each): a trickle of one byte every 20 s
@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from drocli import fetch
+from drocli.data import fetch
 from drocli.errors import DrocliError
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n"

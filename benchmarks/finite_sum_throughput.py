@@ -43,9 +43,9 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from drocli import registry  # noqa: E402
-from drocli.monitor import Monitor  # noqa: E402
 from drocli.ops.samplers import adaosmd_constants, sampler_from_params  # noqa: E402
+from drocli.plugins import registry  # noqa: E402
+from drocli.run.monitor import Monitor  # noqa: E402
 from drocli.solvers.finite_sum.estimators import Draws  # noqa: E402
 from drocli.solvers.finite_sum.l_katyusha import (  # noqa: E402
     Iterates,

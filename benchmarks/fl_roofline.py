@@ -29,7 +29,7 @@ otherwise) is counted, bounded and run:
     here with one BLAS thread (threadpoolctl, as cells run with blas_threads 1), best of
     --repeat, and the bound of a part is the sum over its products of count x seconds per
     call (= its flops / the measured rate);
-  * measured: the cell itself through drocli.worker.run_cell (the path every cell takes;
+  * measured: the cell itself through drocli.run.worker.run_cell (the path every cell takes;
     its kernels warmed up first, outside the clock), with problem.local_round and
     problem.evaluate timed on the way (two perf_counter calls per call): local training,
     the rest of the solver's clock (aggregation, output models, the round loop),
@@ -71,12 +71,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _timing as T  # noqa: E402  (benchmarks/ is the script's folder)
 import numpy as np  # noqa: E402
 
-from drocli import registry, worker  # noqa: E402
-from drocli.cells import expand  # noqa: E402
 from drocli.data.base import GroupedData  # noqa: E402
-from drocli.monitor import Monitor, checkpoint_grid  # noqa: E402
 from drocli.ops.fl_aggregators import fedfv_keep  # noqa: E402
+from drocli.plugins import registry  # noqa: E402
 from drocli.problems.federated import FederatedProblem  # noqa: E402
+from drocli.run import worker
+from drocli.run.cells import expand  # noqa: E402
+from drocli.run.monitor import Monitor, checkpoint_grid  # noqa: E402
 from drocli.spec import load_spec  # noqa: E402
 
 SPEC = "experiments/omd_tch_fl_mnist.yaml"

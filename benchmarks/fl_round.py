@@ -26,8 +26,8 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from drocli import registry  # noqa: E402
-from drocli.monitor import Monitor  # noqa: E402
+from drocli.plugins import registry  # noqa: E402
+from drocli.run.monitor import Monitor  # noqa: E402
 from drocli.spec import load_spec  # noqa: E402
 
 SPECS = {"MNIST-5k": "experiments/omd_tch_fl_mnist.yaml",

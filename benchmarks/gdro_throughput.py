@@ -34,8 +34,8 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from drocli import registry  # noqa: E402
-from drocli.monitor import Monitor  # noqa: E402
+from drocli.plugins import registry  # noqa: E402
+from drocli.run.monitor import Monitor  # noqa: E402
 from drocli.solvers.dro.kernels import group_data, smd_chunk, smd_state  # noqa: E402
 from drocli.solvers.dro.mirror_prox import VRState, group_rows, single_rows  # noqa: E402
 

@@ -5,7 +5,7 @@ Runs `drocli run SPEC` (as_lsvrg_fig3 at the paper profile by default: 900 cells
 with loky workers (started fresh: each repeats the imports and kernel loads), -j 2 with
 the default backend (auto: on Linux, workers forked after the parent warmed up each
 solver) and -j 2 on a local dask cluster (cells sent in tasks of several,
-`drocli/backends.py`). Prints the median wall and CPU seconds, the speed-up over -j 1,
+`drocli/run/backends.py`). Prints the median wall and CPU seconds, the speed-up over -j 1,
 the CPU each variant adds over -j 1 (in % and in ms per cell) and the load average.
 Cells are counted from the first run's manifest.
 

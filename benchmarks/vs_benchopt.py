@@ -68,7 +68,7 @@ from pathlib import Path
 import numpy as np
 from _timing import ROOT, child_cpu  # (benchmarks/ is the script's folder)
 
-from drocli.provenance import cpu_model
+from drocli.results.provenance import cpu_model
 
 SIZES = (1_000, 50_000, 1_000_000)
 D = 100

@@ -4,7 +4,7 @@ root: `python docs/backfill_registration.py results/*`).
 
 For each claim of a folder's saved spec, the time it was fixed is the commit time of the
 first commit in which `experiments/<name>.yaml` (or the folder's own spec.yaml) holds a
-claim with the same content hash (drocli.registration.claim_hash). The cells of those
+claim with the same content hash (drocli.claims.registration.claim_hash). The cells of those
 manifests carry no time of their own, and `started` may be a later spec rewrite's, so the
 run is dated by the commit it ran from (the manifest's `git_commit`, checked to be an
 ancestor of the commit that brought the current records): every cell ran after that
@@ -24,8 +24,8 @@ from pathlib import Path
 import yaml
 
 from drocli.claims import validate_claim
-from drocli.records import atomic_write_text
-from drocli.registration import claim_hash
+from drocli.claims.registration import claim_hash
+from drocli.results.records import atomic_write_text
 from drocli.spec import load_spec
 
 

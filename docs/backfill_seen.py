@@ -5,7 +5,7 @@ repository root: `python docs/backfill_seen.py results/*`).
 `seen.cells[c]` (and `seen.seeds[s]`) is the earliest time a finished cell c (of seed s)
 appears in any committed version of the folder's manifest.json (or the current one),
 `seen.claims[id]` the earliest time the claim id was registered there
-(drocli.registration.seen). A folder re-recorded from scratch (mero_*, 2026-11-26) thereby
+(drocli.claims.registration.seen). A folder re-recorded from scratch (mero_*, 2026-11-26) thereby
 keeps the time its seeds 100-109 were first run, before a claim was reworded, and `check`
 judges the reworded claim on the later seeds only, while a claim whose content is
 unchanged keeps the time that content was first registered (the earlier manifests' entry
@@ -22,9 +22,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from drocli.integrity import manifest as read_manifest
-from drocli.records import atomic_write_text
-from drocli.registration import earliest, seen
+from drocli.claims.registration import earliest, seen
+from drocli.results.integrity import manifest as read_manifest
+from drocli.results.records import atomic_write_text
 from drocli.spec import load_saved
 
 

@@ -49,9 +49,9 @@ def panel_range(records, claim, panel: dict, how: str, table_labels=()) -> float
     """R of one panel (see the module docstring)."""
     import numpy as np
 
-    from drocli.aggregate import apply_filter
     from drocli.claims import panel_parts
-    from drocli.plots.finals import final_frame
+    from drocli.figures.plots.finals import final_frame
+    from drocli.results.aggregate import apply_filter
 
     filt = {**claim.filter, **panel_parts(panel)[0]}
     metric = filt.pop("metric", claim.metric)
@@ -71,7 +71,7 @@ def panel_range(records, claim, panel: dict, how: str, table_labels=()) -> float
 
 def sizes() -> list[tuple[str, str, list[tuple[dict, float, float]]]]:
     """(spec, claim, [(panel, R, margin)]) for every claim of CLAIMS."""
-    from drocli.integrity import read_checked
+    from drocli.results.integrity import read_checked
     from drocli.spec import load_spec
 
     out = []

@@ -14,7 +14,7 @@ defaults, described parameters, and invalid values generated from each parameter
 constraints (ge / gt / le / lt bounds, Literal choices, numbers, NaN) refused with the key
 path. Solvers also: an algorithm reference (`reference=` at registration), and a run on the
 tiny problem of their family (`tiny=` in the problem's registration) in a worker killed at
-a wall limit (drocli.pool): it returns, its metrics move (not stalled), finite values, the
+a wall limit (drocli.run.pool): it returns, its metrics move (not stalled), finite values, the
 oracle counter moves and reaches the budget without overrunning it, the same seed gives the
 same numbers, nothing printed, no file written. Problems declare metrics
 and a family; data sources estimate their memory.
@@ -36,9 +36,9 @@ import typing
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 
-from drocli import registry
-from drocli.discovery import KINDS
-from drocli.limits import TimeLimit
+from drocli.plugins import registry
+from drocli.plugins.discovery import KINDS
+from drocli.run.limits import TimeLimit
 
 TIME_LIMIT_S = 120.0        # per check of one entry (a stuck solver fails sooner: NoProgress)
 RUN_LIMIT_S = 30.0          # a tiny cell's wall limit, warm-up and kernel compilation included
@@ -151,7 +151,7 @@ def check_described(kind: str, name: str) -> None:
     described and shown by `drocli list KIND NAME`."""
     from pydantic import BaseModel
 
-    from drocli.listing import describe
+    from drocli.cli.listing import describe
 
     e = registry.get(kind, name)
     assert e.kind == kind and e.name == name
@@ -263,7 +263,7 @@ def tiny_cell(name: str, seed: int = 0, epochs: float = 6.0, checkpoints: int = 
               limit_s: float | None = None):
     """A cell running solver `name` (with its `tiny=` overrides) on its family's tiny
     problem; `limit_s`: its wall limit (budget.max_time_s)."""
-    from drocli.cells import Cell
+    from drocli.run.cells import Cell
 
     entry = registry.get("solver", name)
     fixtures = family_fixtures()
@@ -297,7 +297,7 @@ def _quiet_cwd() -> Iterator[tuple[io.StringIO, str]]:
 
 def _run_quietly(cell, blas_threads: int) -> tuple:
     """A cell in a pool worker with what it prints captured into its status (`printed`)."""
-    from drocli.worker import _run_remote
+    from drocli.run.worker import _run_remote
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
@@ -313,7 +313,7 @@ def check_solver_runs(kind: str, name: str) -> None:
     same seed giving the same numbers, nothing printed, no file written."""
     import numpy as np
 
-    from drocli.pool import supervised
+    from drocli.run.pool import supervised
 
     cells = [tiny_cell(name, limit_s=RUN_LIMIT_S), tiny_cell(name, limit_s=RUN_LIMIT_S),
              tiny_cell(name, seed=1, limit_s=RUN_LIMIT_S)]

@@ -94,7 +94,7 @@ class StepMonitor:
 
 def load_source(name, params=None, seed=0):
     """A registered data source's output for params overlaid on its defaults."""
-    from drocli import registry
+    from drocli.plugins import registry
 
     entry = registry.get("data", name)
     return entry.func(registry.resolve_params(entry, dict(params or {})), seed)
@@ -129,7 +129,7 @@ def tiny_spec(tmp_path) -> Path:
 def plugin(kind: str, name: str):
     """A plug-in's function called as the runner calls it: params resolved over its
     defaults by its model (so bad values raise DrocliError, as at load time)."""
-    from drocli import registry
+    from drocli.plugins import registry
 
     entry = registry.get(kind, name)
 

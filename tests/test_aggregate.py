@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drocli.aggregate import (
+from drocli.errors import DrocliError
+from drocli.results.aggregate import (
     aggregate,
     apply_filter,
     common_grid,
@@ -16,7 +17,6 @@ from drocli.aggregate import (
     interpolate,
     seed_curves,
 )
-from drocli.errors import DrocliError
 
 
 def make_rows(curves, metric="m", label="A", dataset="d", **extra):
@@ -201,7 +201,7 @@ def test_seed_curves_equal_a_sort_and_groupby(data):
 
 
 def test_seed_first_keeps_the_smallest_seed_whatever_the_study_runs():
-    from drocli.aggregate import apply_filter
+    from drocli.results.aggregate import apply_filter
 
     df = pd.DataFrame({"seed": [402, 400, 401, 400, 1000], "v": [1, 2, 3, 4, 5]})
     kept = apply_filter(df, {"seed": "first"})

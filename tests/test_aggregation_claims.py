@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from drocli.aggregate import aggregate, interpolate
 from drocli.claims import evaluate_claims, format_result, validate_claim
 from drocli.errors import DrocliError
-from drocli.plotting import FigureSpec, plot_figures
-from drocli.reference import compare_reference
+from drocli.figures.plotting import FigureSpec, plot_figures
+from drocli.results.aggregate import aggregate, interpolate
+from drocli.results.reference import compare_reference
 
 
 def claim_of(**fields):
@@ -145,7 +145,7 @@ def test_compare_reference_reports_changed_and_missing():
     assert "rtol 0.005" in compare_reference(changed, df, rtol_by_label={"A": 0.005})[0]
     fewer = df[df.seed == 0]        # a reference further into its plan: the run's seeds only
     assert compare_reference(fewer, df) == []
-    from drocli.reference import later_seeds
+    from drocli.results.reference import later_seeds
 
     assert later_seeds(fewer, df) == ["1"]
     assert len(compare_reference(df, fewer)) == 1      # a seed the reference lacks still counts
@@ -173,7 +173,7 @@ def test_plot_writes_readable_figure(tmp_path):
 
 
 def test_reference_line_has_the_requested_slope():
-    from drocli.plotting import make_figure
+    from drocli.figures.plotting import make_figure
 
     x = np.geomspace(1, 1e4, 30)
     df = records({"A": {0: (x, 1 / np.sqrt(x))}})

@@ -135,9 +135,9 @@ def test_every_module_imports():
 
 def test_the_graph_sees_a_circle():
     """The reader finds deferred and relative imports, and the check reports a circle."""
-    assert "drocli.registry" in imports("drocli.cells", deferred=False)
+    assert "drocli.plugins.registry" in imports("drocli.run.cells", deferred=False)
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
     tree = ast.parse("from . import registry\nfrom .plots import curves\n")
     got = set().union(*(_targets("drocli.spec", False, n) for n in tree.body))
-    assert got == {"drocli.registry", "drocli.plots.curves"}
+    assert got == {"drocli.plugins.registry", "drocli.figures.plots.curves"}

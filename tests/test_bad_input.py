@@ -75,7 +75,7 @@ def test_memory_check_can_be_skipped(tmp_path, capsys):
 
 
 def test_memory_estimate_scales_with_jobs():
-    from drocli.resources import needs
+    from drocli.run.resources import needs
     from drocli.spec import load_spec
 
     spec = load_spec(SPEC, profile="smoke")
@@ -104,7 +104,7 @@ def test_list_shows_typed_parameters(capsys):
 def test_show_prints_the_resolved_spec(tmp_path, capsys):
     import yaml
 
-    from drocli.cells import expand
+    from drocli.run.cells import expand
     from drocli.spec import load_spec
 
     assert call("show", SPEC, "--profile", "smoke", "--set", "seeds=2") == 0

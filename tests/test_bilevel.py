@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.psd import FlooredSPD, ball_clip
+from drocli.plugins import registry
 from drocli.problems.bilevel import BilevelWeightsProblem
 from drocli.solvers.bilevel.bsa import cross_hypergrad, neumann_gw
 from drocli.solvers.bilevel.stocbio import neumann_stocbio
@@ -151,7 +151,7 @@ def test_monitor_asks_only_for_the_metrics_it_keeps(monkeypatch):
     """A Monitor that keeps [objective, objective_exact] gets the same values as a full
     evaluation, and the hypergradient (m Hessians per checkpoint) is never computed; with
     only the plotted objective kept, no exact lower solve runs either."""
-    from drocli.monitor import Monitor
+    from drocli.run.monitor import Monitor
 
     full, lean = toy(tasks=3), toy(tasks=3)
     p, W = full.zero_point()

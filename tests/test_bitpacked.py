@@ -34,7 +34,7 @@ def test_only_binary_matrices_are_packed_and_shapes_are_checked():
 
 
 def test_bilevel_problem_uses_the_packed_product_on_binary_features():
-    from drocli import registry
+    from drocli.plugins import registry
     from tests.conftest import load_source
     data = load_source("digits_split", {"n_train": 200})
     entry = registry.get("problem", "bilevel_weights")

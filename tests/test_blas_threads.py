@@ -10,11 +10,11 @@ import os
 import subprocess
 import sys
 
-from drocli import worker
+from drocli.run import worker
 
 PROBE = """
 import json, sys
-from drocli import worker
+from drocli.run import worker
 before = "scipy.linalg" in sys.modules
 worker._limit_blas(1)
 import scipy.linalg  # noqa: F401 -- loaded after the limit, as a plug-in's import would be

@@ -93,7 +93,7 @@ def test_has_key_reads_flat_case_keys_and_list_entries():
 
 
 def test_the_cause_stays_out_of_the_registration_hash():
-    from drocli.registration import claim_hash
+    from drocli.claims.registration import claim_hash
 
     claim = yaml.safe_load(TINY_SPEC)["claims"][0]
     with_cause = {**claim, "cause": {"kind": "genuine", "note": NOTE}}

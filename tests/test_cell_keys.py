@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from drocli.cells import expand
+from drocli.run.cells import expand
 from drocli.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,12 +9,14 @@ import time
 
 import pytest
 
-from drocli import misbehaving, registry, testing
+from drocli import testing
 from drocli.errors import DrocliError
-from drocli.in_process import STOP_WAIT_S, in_threads
-from drocli.limits import GRACE_S, default_limit
-from drocli.monitor import stalled
-from drocli.pool import POLL_S, supervised
+from drocli.plugins import registry
+from drocli.run import misbehaving
+from drocli.run.in_process import STOP_WAIT_S, in_threads
+from drocli.run.limits import GRACE_S, default_limit
+from drocli.run.monitor import stalled
+from drocli.run.pool import POLL_S, supervised
 from tests.conftest import call
 
 NO_HANG_S = 120         # a bound that only a hang exceeds (the solvers sleep for an hour)
@@ -194,7 +196,7 @@ def test_a_run_records_the_hang_goes_on_and_checks(toys, tmp_path):
     no reason, are not finished (they run again)."""
     import json
 
-    from drocli import records
+    from drocli.results import records
     from tests.conftest import TINY_SPEC
 
     family = registry.get("solver", "smd").family
@@ -205,8 +207,8 @@ def test_a_run_records_the_hang_goes_on_and_checks(toys, tmp_path):
     spec.write_text(TINY_SPEC.replace("{name: aleg, label: ALEG}",
                                       "{name: toy_sleeps, label: ALEG}")
                     .replace("checkpoints: 8}", "checkpoints: 8, max_time_s: 20}"))
-    from drocli import worker
-    from drocli.cells import expand
+    from drocli.run import worker
+    from drocli.run.cells import expand
     from drocli.spec import load_spec
 
     # SMD's kernels compiled here, before the workers fork: its cells then need milliseconds,

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from drocli import check_cache, cli
+from drocli import cli
+from drocli.results import check_cache
 from tests.conftest import call
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from drocli import registry
 from drocli.claims import ClaimBase, ClaimResult, evaluate_claims, format_result, validate_claim
 from drocli.errors import DrocliError
-from drocli.reference import compare_reference
+from drocli.plugins import registry
+from drocli.results.reference import compare_reference
 
 X0 = np.linspace(0, 100, 11)                              # seed 0 grid
 X1 = np.array([0, 7, 19, 26, 38, 44, 57, 63, 78, 89, 100.0])   # seed 1: another grid
@@ -569,7 +569,7 @@ def test_smoother_factor_is_its_size():
 def test_compare_reference_on_the_runs_seeds():
     """A reference recorded further into its sequential plan holds seeds the run never ran:
     they are left out and named (later_seeds); a seed the run has stays compared."""
-    from drocli.reference import later_seeds
+    from drocli.results.reference import later_seeds
 
     first = ORDERED[ORDERED["seed"] == 0]
     assert compare_reference(first, ORDERED) == []

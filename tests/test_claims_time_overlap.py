@@ -31,7 +31,7 @@ def test_reach_first_in_time_without_overlap():
 
 
 def test_figure_mean_over_disjoint_time_ranges():
-    from drocli.aggregate import aggregate
+    from drocli.results.aggregate import aggregate
 
     r = pd.concat([rows("A", s, sc, 3.0) for s, sc in ((0, 10), (1, 10), (2, 5))])
     agg = aggregate(r, x="time_s", nan="omit")              # a figure: no error

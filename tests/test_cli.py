@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from drocli.records import COLUMNS
+from drocli.results.records import COLUMNS
 from tests.conftest import call
 
 
@@ -105,7 +105,7 @@ def test_parallel_and_dask_identical(tiny_spec, tmp_path):
                                                for c in (f / "cells").glob("*.json"))
               if d.get("warmup_s")]
     assert len(warmed) == len(set(warmed))      # at most once per worker and solver
-    from drocli.runner import resolve_backend
+    from drocli.run.runner import resolve_backend
 
     assert resolve_backend("loky") == "loky"
     import threading
@@ -173,8 +173,8 @@ def test_help_teaches():
 
 def test_swept_param_named_like_a_column_keeps_both(tiny_spec, tmp_path):
     """A solver parameter called `step` must not overwrite the checkpoint column."""
-    from drocli.cells import Cell
-    from drocli.records import merge, write_cell
+    from drocli.results.records import merge, write_cell
+    from drocli.run.cells import Cell
 
     cell = Cell(experiment="e", solver="s", label="S", dataset="d", seed=0, data_name="d",
                 data_params={}, data_seed=0, problem_name="p", problem_params={},
@@ -190,8 +190,8 @@ def test_list_valued_swept_params_are_json(tmp_path):
     """A list-valued swept parameter lands in records.csv as JSON, not as a Python repr."""
     import json
 
-    from drocli.cells import Cell
-    from drocli.records import merge, write_cell, write_records
+    from drocli.results.records import merge, write_cell, write_records
+    from drocli.run.cells import Cell
 
     cell = Cell(experiment="e", solver="s", label="S", dataset="d", seed=0, data_name="d",
                 data_params={}, data_seed=0, problem_name="p", problem_params={},
@@ -214,7 +214,7 @@ def test_cell_artifacts_round_trip(tmp_path):
     import numpy as np
 
     from drocli.errors import DrocliError
-    from drocli.records import (
+    from drocli.results.records import (
         artifact_path,
         is_finished,
         merge_artifacts,
@@ -272,8 +272,8 @@ def test_cells_of_the_earlier_two_file_format_are_still_read(tmp_path):
     and merge like new ones; a new cell file round-trips floats exactly."""
     import json
 
-    from drocli.cells import Cell
-    from drocli.records import is_finished, merge, read_cell, write_cell
+    from drocli.results.records import is_finished, merge, read_cell, write_cell
+    from drocli.run.cells import Cell
 
     def cell(step):
         return Cell(experiment="e", solver="s", label="S", dataset="d", seed=0, data_name="d",
@@ -304,7 +304,7 @@ def test_records_gzip_deterministic_and_legacy_csv_read(tiny_spec, tmp_path):
     records.csv.gz."""
     import gzip
 
-    from drocli.records import Table, read_records, write_records
+    from drocli.results.records import Table, read_records, write_records
 
     out = tmp_path / "res"
     assert call("run", tiny_spec, "--profile", "smoke", "--out", out, "-q") == 0
@@ -353,7 +353,7 @@ def test_ctrl_c_stops_forked_workers(tiny_spec, tmp_path):
 def test_reference_mismatch_names_different_blas_kernels(tiny_spec, tmp_path, capsys):
     """A mismatch between folders computed with different OpenBLAS kernel families says so and
     how to compare like with like; same kernels (or no record of them): no note."""
-    from drocli.reference import blas_kernels, kernel_note
+    from drocli.results.reference import blas_kernels, kernel_note
 
     run, ref = tmp_path / "run", tmp_path / "ref"
     assert call("run", tiny_spec, "--out", run, "-q") == 0
@@ -455,7 +455,7 @@ def test_signals_stop_the_run_and_its_workers(tiny_spec, tmp_path, sig):
 def test_dask_batch_size_rule():
     """Tasks hold one cell until one comes back, then enough cells to last TASK_S, capped
     by MAX_BATCH and by an even share of what is left (short last tasks)."""
-    from drocli.backends import IN_FLIGHT, MAX_BATCH, TASK_S, next_batch
+    from drocli.run.backends import IN_FLIGHT, MAX_BATCH, TASK_S, next_batch
 
     assert next_batch(None, 1000, 2) == 1
     assert next_batch(TASK_S / 10, 1000, 2) == 10
@@ -469,7 +469,7 @@ def test_dask_batches_cells_and_stamps_each(tiny_spec, tmp_path, monkeypatch):
     """With many short cells the dask backend sends several cells per task, and every
     cell's status still names the worker that ran it; the values equal a -j 1 run."""
     pytest.importorskip("dask.distributed")
-    from drocli import backends
+    from drocli.run import backends
 
     sizes = []
     real = backends.run_cells
@@ -545,7 +545,7 @@ def test_list_experiments_shows_titles_profiles_and_recorded_cost(tmp_path, monk
     import json
     from pathlib import Path
 
-    from drocli.catalog import listing
+    from drocli.cli.catalog import listing
 
     (tmp_path / "experiments").mkdir()
     (tmp_path / "experiments" / "toy.yaml").write_text(

@@ -1,4 +1,4 @@
-"""The conventions users bring from hydra and benchopt (drocli.overrides): positional
+"""The conventions users bring from hydra and benchopt (drocli.spec.overrides): positional
 overrides, -m sweeps whose legend follows the swept value, and -s / -d selection."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from drocli.overrides import split_top
+from drocli.spec.overrides import split_top
 from tests.conftest import call
 
 

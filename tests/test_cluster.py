@@ -360,7 +360,7 @@ def test_task_refused_by_a_worker_without_drocli(tmp_path):
     error that would end the worker."""
     import cloudpickle
 
-    from drocli import backends
+    from drocli.run import backends
 
     blob = cloudpickle.dumps((backends.drocli_task, backends.worker_check))
     script = ("import pickle, sys\n"
@@ -380,7 +380,7 @@ def test_no_worker_left_stops_with_cells_kept(dask_procs, tiny_spec, tmp_path):
     """Every worker gone mid-run: after DROCLI_DASK_NO_WORKER_TIMEOUT seconds one line says
     so with the cells kept, exit 2; a re-run with a worker resumes, and each cell's status
     in the manifest names the worker that ran it and its drocli (version, source digest)."""
-    from drocli.resume import source_digest
+    from drocli.run.resume import source_digest
 
     spec = _many_cells(tiny_spec)
     dask_procs.scheduler()

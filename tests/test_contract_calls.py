@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from pydantic import Field
 
-from drocli import registry, testing
+from drocli import testing
 from drocli.claims import ClaimBase
 from drocli.data.base import GroupedData
+from drocli.plugins import registry
 from tests.conftest import TINY_SPEC, call
 
 

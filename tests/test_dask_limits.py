@@ -37,9 +37,9 @@ def no_nanny(tmp_path):
 
 def _hang_package(where):
     (where / "hang_plugin.py").write_text(textwrap.dedent('''\
-        """A solver that never returns (drocli.misbehaving's), under an outside name."""
-        from drocli import registry
-        from drocli.misbehaving import numba_loop, sleeps
+        """A solver that never returns (drocli.run.misbehaving's), under an outside name."""
+        from drocli.plugins import registry
+        from drocli.run.misbehaving import numba_loop, sleeps
 
         registry.solver("hang_sleeps", family="gdro", description="sleeps for an hour",
                         reference="none")(sleeps)

@@ -7,7 +7,8 @@ import dataclasses
 
 import pandas as pd
 
-from drocli import registry, runner, worker
+from drocli.plugins import registry
+from drocli.run import runner, worker
 from tests.conftest import TINY_SPEC, call
 
 
@@ -76,7 +77,7 @@ def test_cells_grouped_by_data_keep_their_numbers(tmp_path, monkeypatch):
 
 
 def test_by_data_groups_in_first_appearance_order(tmp_path):
-    from drocli.cells import expand
+    from drocli.run.cells import expand
     from drocli.spec import load_spec
 
     cells = expand(load_spec(_spec(tmp_path)))

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.errors import DrocliError
+from drocli.plugins import registry
 
 SMALL = {"groups": 4, "dim": 16, "n_train": 3000, "n_test": 500, "label_noise": 0.1}
 

@@ -1,5 +1,5 @@
 """Issue 56: without `budget.max_time_s` or DROCLI_CELL_LIMIT_S a cell's wall limit is
-derived from its budget (drocli.limits): 10 times the pace its 1 % warm-up showed, within
+derived from its budget (drocli.run.limits): 10 times the pace its 1 % warm-up showed, within
 [300 s, 6 h], and 300 s + 1 % of 6 h until the warm-up has shown one. The worker tells the
 pool the derived limit, so a solver that hangs after its warm-up is killed there too."""
 
@@ -9,8 +9,10 @@ import time
 
 import pytest
 
-from drocli import limits, misbehaving, registry, testing
-from drocli.pool import supervised
+from drocli import testing
+from drocli.plugins import registry
+from drocli.run import limits, misbehaving
+from drocli.run.pool import supervised
 
 
 def test_the_derived_limit_is_ten_times_the_warm_ups_pace_within_its_bounds(monkeypatch):
@@ -56,7 +58,7 @@ def _run(cells):
 
 
 def test_a_slow_solver_stops_at_the_limit_its_warm_up_implies(toys, monkeypatch):
-    from drocli import worker
+    from drocli.run import worker
 
     monkeypatch.setattr(worker, "_WARM", {})     # the forked worker warms up itself
     monkeypatch.setattr(limits, "PACE_FACTOR", 0.2)       # 20 x its warm-up's seconds
@@ -70,7 +72,7 @@ def test_a_slow_solver_stops_at_the_limit_its_warm_up_implies(toys, monkeypatch)
 
 
 def test_a_hang_is_killed_before_or_after_its_warm_up_within_seconds(toys, monkeypatch):
-    from drocli import worker
+    from drocli.run import worker
 
     monkeypatch.setattr(worker, "_WARM", {})
     monkeypatch.setattr(limits, "PACE_FACTOR", 0.05)      # 5 x its warm-up's seconds

@@ -132,7 +132,7 @@ def test_dockerignore_keeps_local_state_out_and_the_job_in():
 def test_commit_recorded_from_the_build_without_git(monkeypatch):
     """No .git in the image: the commit given at build time is recorded, saying so; the
     dirty flag is unknown unless given; anything but 40 hex digits is not recorded."""
-    from drocli import provenance, tree
+    from drocli.results import provenance, tree
 
     monkeypatch.setattr(tree, "_git", lambda *a, **k: None)
     monkeypatch.delenv("DROCLI_GIT_COMMIT", raising=False)

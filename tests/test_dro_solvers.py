@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
-from drocli.monitor import Monitor
+from drocli.plugins import registry
+from drocli.run.monitor import Monitor
 from drocli.solvers.dro.mirror_prox import VRState, group_rows, single_rows, vr_step_reference
 from tests.conftest import plugin
 

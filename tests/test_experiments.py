@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from drocli.cells import expand
 from drocli.errors import DrocliError
-from drocli.runner import preflight
+from drocli.run.cells import expand
+from drocli.run.runner import preflight
 from drocli.spec import load_spec
 from tests.conftest import call
 

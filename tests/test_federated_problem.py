@@ -12,11 +12,11 @@ import math
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops import mlp
 from drocli.ops import partition as part
+from drocli.plugins import registry
 from drocli.problems import federated
 from tests.conftest import load_source
 from tests.test_solver_contract import FAMILY_FIXTURES

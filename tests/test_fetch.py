@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from drocli import registry
 from drocli.errors import DrocliError
+from drocli.plugins import registry
 from tests.conftest import call
 
 
@@ -185,7 +185,7 @@ def test_every_paper_data_set_fetches_where_its_loader_looks(source, server, dat
                                                             monkeypatch, capsys):
     """The source's declared files (with their published checksums replaced by those of the
     local fakes) are downloaded, verified, extracted where needed, and found by the loader."""
-    from drocli import fetch
+    from drocli.data import fetch
 
     entry = registry.get("data", source)
     dl = entry.extra["downloads"]
@@ -293,7 +293,7 @@ def _raw_server(respond):
 def test_resume_answered_from_byte_zero_is_not_appended(tmp_path):
     """A server that answers a Range request with 206 from byte 0 sends the whole file: the
     part is rewritten, not appended to (the file stays intact)."""
-    from drocli.fetch import download
+    from drocli.data.fetch import download
 
     body = bytes(range(256)) * 64
     head = (f"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-{len(body) - 1}/"
@@ -311,7 +311,7 @@ def test_resume_answered_from_byte_zero_is_not_appended(tmp_path):
 def test_server_that_is_not_http_and_endless_bodies_end(tmp_path, monkeypatch, capsys):
     """A status line that is not HTTP exits 2 with one line; a body without a length is cut
     at the cap instead of filling the disk."""
-    from drocli import fetch
+    from drocli.data import fetch
 
     srv, url = _raw_server(lambda c: c.sendall(b"SSH-2.0-OpenSSH_9.2\r\n"))
     try:

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from drocli import fetch
+from drocli.data import fetch
 from drocli.errors import DrocliError
 from tests.conftest import call
 from tests.test_fetch import _raw_server

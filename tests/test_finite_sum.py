@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq, minimize
 
-from drocli import registry
-from drocli.cells import expand
 from drocli.data.base import GroupedData
 from drocli.data.regression_synthetic import load as load_regression
 from drocli.errors import DrocliError
-from drocli.monitor import Monitor
 from drocli.ops import samplers as S
+from drocli.plugins import registry
 from drocli.problems.finite_sum import FiniteSumProblem, Snapshot
+from drocli.run.cells import expand
+from drocli.run.monitor import Monitor
 from drocli.solvers.finite_sum.estimators import Draws, delta_norms, vr_estimate, vr_step_single
 from drocli.spec import load_spec, parse_set
 from tests.conftest import plugin

@@ -10,19 +10,19 @@ import math
 import numpy as np
 import pytest
 
-from drocli import registry
-from drocli.cells import Cell
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
-from drocli.monitor import Monitor
 from drocli.ops import samplers as S
+from drocli.plugins import registry
 from drocli.problems.finite_sum_mlp import (
     MLPFiniteSumProblem,
     MLPSnapshot,
     mlp_sample_grad,
     pytorch_init,
 )
-from drocli.runner import execute
+from drocli.run.cells import Cell
+from drocli.run.monitor import Monitor
+from drocli.run.runner import execute
 from drocli.solvers.finite_sum.estimators import Draws, mlp_delta_norms, mlp_vr_estimate
 from tests.conftest import plugin
 
@@ -277,7 +277,7 @@ def test_nested_paired_tables_and_linear_only_solvers():
     """step / osmd_lr tables nest by data values ({nu: {..: {sigma: {..}}}}, Fig. 5) and
     resolve to the panel's value before the solver runs; a panel without an entry is named;
     SGD and L-Katyusha refuse the network."""
-    from drocli import paired
+    from drocli.spec import paired
 
     table = {"nu": {0.0: {"sigma": {1.0: 2e-3, 10.0: 1.0}}, 1.0: {"sigma": {1.0: 5.0}}}}
     lr = {"nu": {0.0: {"sigma": {1.0: 1e-6}}}}

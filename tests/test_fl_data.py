@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.data import mnist5k
 from drocli.errors import DrocliError
+from drocli.plugins import registry
 from tests.conftest import load_source as load
 
 MNIST_NAMES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.errors import DrocliError
-from drocli.monitor import Monitor
+from drocli.plugins import registry
+from drocli.run.monitor import Monitor
 from drocli.solvers.fl import base
 from drocli.solvers.fl.fedfv import FedFV
 from drocli.solvers.fl.omd_tch_fl import OMDTchFL

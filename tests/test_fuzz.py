@@ -356,7 +356,7 @@ def _seal(folder: Path) -> None:
     import gzip
     import json
 
-    from drocli.integrity import file_digest
+    from drocli.results.integrity import file_digest
 
     try:
         man = json.loads((folder / "manifest.json").read_text())

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.losses import linear_loss_grad
+from drocli.plugins import registry
 from drocli.solvers.dro.mirror_prox import VRState
 from tests.conftest import plugin
 

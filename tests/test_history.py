@@ -1,5 +1,5 @@
 """Issue 56: the report shows the commits that changed a folder's records and whether each
-came with a run (drocli.history): a commit that rewrote the records while the manifest kept
+came with a run (drocli.results.history): a commit that rewrote the records while the manifest kept
 naming the same run is marked."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from drocli import history
+from drocli.results import history
 
 
 def _git(repo, *args):

@@ -285,7 +285,7 @@ def test_deeply_nested_json_in_a_results_folder(done_run, tiny_spec, capsys):
     (done_run / "manifest.json").write_text(deep)
     one_line_exit_2(call("check", done_run), capsys, "manifest.json", "fix:")
     (done_run / "manifest.json").write_text(manifest)
-    from drocli.records import read_cell
+    from drocli.results.records import read_cell
 
     assert read_cell(done_run, cell.stem) == (None, None)
     assert call("run", tiny_spec, "--profile", "smoke", "--out", done_run, "-q") == 0
@@ -383,7 +383,7 @@ def test_bad_dask_timeout_refused_naming_the_variable(value, tiny_spec, tmp_path
 def test_labels_spelled_like_missing_values_stay_labels(tiny_spec, tmp_path, capsys):
     """Labels NA, nan, None, null (and a data label null) were read back from the records as
     NaN, and check crashed (exit 3); they are names."""
-    from drocli.records import read_records
+    from drocli.results.records import read_records
 
     spec = tmp_path / "na.yaml"
     text = tiny_spec.read_text().replace("label: SMD}", "label: NA}").replace(
@@ -501,7 +501,7 @@ def test_a_run_replaces_special_files_in_its_folder(done_run, tiny_spec):
 def test_os_errors_are_exit_2_with_path_and_fix(code_, word, tiny_spec, tmp_path, capsys,
                                                monkeypatch):
     """Disk full, a read-only or unwritable folder, a file-size limit: the user's to fix."""
-    from drocli import records
+    from drocli.results import records
 
     target = tmp_path / "res" / "records.csv.gz"
 
@@ -789,8 +789,8 @@ def test_compressed_data_files_are_read_through_the_cap(tmp_path):
 
     import numpy as np
 
-    from drocli import registry
     from drocli.errors import DrocliError
+    from drocli.plugins import registry
     from tests.conftest import plugin
 
     text = b"+1 1:0.5 2:1\n-1 2:0.25\n"
@@ -935,9 +935,9 @@ def test_a_mark_being_written_by_a_concurrent_run_is_not_a_foreign_file(tmp_path
     experiment's to share, not a user's folder to refuse; a foreign file still is."""
     import tempfile
 
-    from drocli import ownership
-    from drocli.atomic import temp_prefix
     from drocli.errors import DrocliError
+    from drocli.results import ownership
+    from drocli.results.atomic import temp_prefix
 
     out = tmp_path / "shared"
     out.mkdir()

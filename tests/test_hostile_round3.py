@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from drocli import progress
 from drocli.errors import DrocliError
+from drocli.run import progress
 from drocli.spec import budget_limit
 from tests.conftest import call
 

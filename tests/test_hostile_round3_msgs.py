@@ -103,7 +103,7 @@ def test_a_forged_bomb_is_stopped_when_run_adopts_recorded_cells(done_run, tiny_
 def test_a_gzip_bomb_as_a_recorded_tunings_manifest_is_not_expanded(tmp_path):
     """experiments/tuning/records/*/manifest.json.gz (at most 8 MiB) was gunzipped whole by
     `check` and `report` (which look for the seeds a tuning ran): now at most 8 MiB."""
-    from drocli.tuning_records import _recorded_seeds
+    from drocli.results.tuning_records import _recorded_seeds
 
     folder = tmp_path / "experiments" / "tuning" / "records" / "t"
     folder.mkdir(parents=True)
@@ -115,7 +115,7 @@ def test_a_gzip_bomb_as_a_recorded_tunings_manifest_is_not_expanded(tmp_path):
 
 def test_intact_records_still_read(done_run, capsys):
     """The checksum and the bounds pass what `run` wrote."""
-    from drocli.integrity import read_checked
+    from drocli.results.integrity import read_checked
 
     df, completeness = read_checked(done_run)
     assert len(df) == json.loads((done_run / "manifest.json").read_text())["records_rows"]
@@ -185,7 +185,7 @@ def test_version_warnings_are_quiet_only_while_a_client_is_held():
     pytest.importorskip("dask.distributed")
     from distributed.versions import VersionMismatchWarning
 
-    from drocli.backends import _Quiet
+    from drocli.run.backends import _Quiet
 
     before = list(warnings.filters)
     with warnings.catch_warnings(record=True) as seen:
@@ -203,7 +203,7 @@ def test_a_gzip_bomb_without_a_manifest_is_stopped_by_its_ratio(done_run, capsys
     """No manifest to bound the rows: gunzipping stops at 64 MiB plus 100 times the
     compressed size (tidy records compress 9-10x). A 1 GiB bomb of line ends (1 MB
     compressed) was read whole by the old code (bounded at 4 GiB only)."""
-    from drocli.records import MAX_RATIO, ROWS_SLACK
+    from drocli.results.records import MAX_RATIO, ROWS_SLACK
 
     assert call("check", done_run) in (0, 1)
     capsys.readouterr()

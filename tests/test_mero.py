@@ -10,13 +10,13 @@ import math
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.errors import DrocliError
-from drocli.monitor import Monitor
 from drocli.ops.erm import erm_group, erm_groups, fista, smoothness
+from drocli.plugins import registry
 from drocli.problems import mero
 from drocli.problems.gdro import GDROProblem
 from drocli.problems.mero import group_view, split_key
+from drocli.run.monitor import Monitor
 from drocli.solvers.dro import alem, ermeg, tsa
 from tests.conftest import plugin
 

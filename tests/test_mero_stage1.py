@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import scipy.optimize as so
 
-from drocli import registry
-from drocli.monitor import Monitor
+from drocli.plugins import registry
+from drocli.run.monitor import Monitor
 from drocli.solvers.dro import alem, ermeg
 from tests.conftest import plugin
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from drocli.monitor import Monitor, checkpoint_grid
+from drocli.run.monitor import Monitor, checkpoint_grid
 
 
 class FakeProblem:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from drocli import registry
 from drocli.ops.simplex import project_simplex
+from drocli.plugins import registry
 from drocli.problems.multiobjective import (
     VLMOP2Problem,
     front,

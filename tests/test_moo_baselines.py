@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from matplotlib.path import Path as MplPath
 
-from drocli import registry
 from drocli.errors import DrocliError
+from drocli.plugins import registry
 from drocli.problems.multiobjective import VLMOP2Problem, endpoint_distance, front_point
 from drocli.solvers.moo.stch import stch_direction, stch_value, stch_weights
 from tests.conftest import StepMonitor, call
@@ -237,8 +237,8 @@ def test_objective_space_renders(tiny_run):
 def test_average_column_is_decision_space(tiny_run):
     """The average dot is f at the seed-mean final θ (closed form written here), and each
     cell's θ artifact is the point its recorded f1, f2 were measured at."""
-    from drocli.plots.objective_space import ObjectiveSpaceFigure, panel_points
-    from drocli.records import read_artifacts, read_records
+    from drocli.figures.plots.objective_space import ObjectiveSpaceFigure, panel_points
+    from drocli.results.records import read_artifacts, read_records
     from drocli.spec import load_spec
 
     spec = load_spec(tiny_run / "spec.yaml")
@@ -273,8 +273,8 @@ def test_average_column_is_decision_space(tiny_run):
 
 
 def test_objective_space_errors(tiny_run, tmp_path):
-    from drocli.plots.objective_space import ObjectiveSpaceFigure, panel_points
-    from drocli.records import read_records
+    from drocli.figures.plots.objective_space import ObjectiveSpaceFigure, panel_points
+    from drocli.results.records import read_records
     from drocli.spec import load_spec
 
     base = {"kind": "objective_space", "name": "f", "rows": ["LS"]}
@@ -291,8 +291,8 @@ def test_objective_space_errors(tiny_run, tmp_path):
 
 def test_objective_space_image_has_no_caption(tiny_run):
     """The caption (and the old 'Drawn from' note) is left to the report, not drawn."""
-    from drocli.plots.objective_space import make_objective_space
-    from drocli.records import read_records
+    from drocli.figures.plots.objective_space import make_objective_space
+    from drocli.results.records import read_records
     from drocli.spec import load_spec
 
     spec = load_spec(tiny_run / "spec.yaml")

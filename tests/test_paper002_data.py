@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.errors import DrocliError
+from drocli.plugins import registry
 from tests.conftest import load_source as load
 
 pytestmark = pytest.mark.usefixtures("data_home")

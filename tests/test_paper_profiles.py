@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from drocli.reference import blas_kernels
+from drocli.results.reference import blas_kernels
 from drocli.spec import load_spec
 from tests.conftest import call
 

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from drocli.errors import DrocliError
-from drocli.plots.scatter import points
-from drocli.plots.table import table_frame
-from drocli.plotting import plot_figures, validate_figure
+from drocli.figures.plots.scatter import points
+from drocli.figures.plots.table import table_frame
+from drocli.figures.plotting import plot_figures, validate_figure
 
 RNG = np.random.default_rng(0)
 LABELS = ["FedAvg", "TCH"]
@@ -94,7 +94,7 @@ def test_unknown_kind_is_a_spec_error():
 @pytest.mark.parametrize("kind", ["box", "scatter"])
 def test_images_carry_no_caption(kind, tmp_path, monkeypatch):
     """Captions go beside the image (the report), for every figure kind."""
-    import drocli.plotting as plotting
+    import drocli.figures.plotting as plotting
 
     drawn = []
     monkeypatch.setattr(plotting, "save_figure",

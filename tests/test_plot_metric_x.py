@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from drocli.aggregate import aggregate, metric_as_x
 from drocli.errors import DrocliError
-from drocli.plotting import FigureSpec, make_figure, plot_figures
+from drocli.figures.plotting import FigureSpec, make_figure, plot_figures
+from drocli.results.aggregate import aggregate, metric_as_x
 
 
 def make_records(seeds=(0, 1), n=10):

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_rgba
 
-from drocli.plotting import (
+from drocli.figures.plotting import (
     BAND_ALPHA,
     MIN_TICK_GAP_IN,
     FigureSpec,
@@ -148,7 +148,7 @@ def test_ylabel_is_the_problems_readable_label_not_the_column_name():
 def test_problem_metric_labels_are_found_drawable_and_numbered_from_one():
     from types import SimpleNamespace
 
-    from drocli.plots import mathtext_error
+    from drocli.figures.plots import mathtext_error
 
     label = problem_metric_label(SimpleNamespace(problem=SimpleNamespace(
         name="mero_regression")))

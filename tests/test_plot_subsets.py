@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from drocli.integrity import read_checked
-from drocli.plotting import plot_figures
+from drocli.figures.plotting import plot_figures
+from drocli.results.integrity import read_checked
 from drocli.spec import load_saved
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +55,7 @@ def test_a_box_panel_without_rows_says_no_data(tmp_path):
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from drocli.plots.box import BoxSpec, render
+    from drocli.figures.plots.box import BoxSpec, render
 
     rows = pd.DataFrame({"label": ["A", "B"] * 3, "cell": list("abcdef"), "seed": [0] * 6,
                          "setting": ["C=2"] * 6, "step": [1] * 6, "calls": [10] * 6,

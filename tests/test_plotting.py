@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from drocli.errors import DrocliError
-from drocli.plotting import FigureSpec, auto_ylim, make_figure, plot_figures
+from drocli.figures.plotting import FigureSpec, auto_ylim, make_figure, plot_figures
 
 LABELS = {"SMD": (0.04, 2.0, 0.66), "ALEG": (0.05, 6.0, 0.64), "MPVR": (0.045, 4.0, 0.65)}
 
@@ -82,7 +82,7 @@ def test_png_drops_only_an_all_opaque_alpha_channel(tmp_path):
     img = Image.open(path)
     assert img.mode == "RGB" and img.info["Title"].startswith("GDRO synthetic")
     assert round(img.info["dpi"][0]) == 150
-    from drocli.plotting import _save_png
+    from drocli.figures.plotting import _save_png
     fig = make_figure(make_records(), s)
     _save_png(fig, tmp_path / "same.png", 150, {"Title": "t"})
     buf = io.BytesIO()
@@ -378,7 +378,7 @@ def test_a_sweep_draws_every_swept_label_of_a_legend_entry():
     with warnings.catch_warnings():
         warnings.simplefilter("error")                    # nothing is left out
         fig = make_figure(rec, spec())
-    from drocli.plotting import _label_order
+    from drocli.figures.plotting import _label_order
 
     assert _label_order(rec, spec()) == ["ALEG (gamma_w=0.01)", "ALEG (gamma_w=0.1)", "SMD",
                                          "MPVR"]

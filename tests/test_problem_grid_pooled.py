@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from drocli.cells import expand
 from drocli.claims import evaluate_claims, validate_claim
 from drocli.errors import DrocliError
+from drocli.run.cells import expand
 from drocli.spec import Spec, load_spec
 
 SPEC = {

@@ -1,10 +1,10 @@
-"""Progress within cells (drocli.progress): workers report the fraction of the budget spent
+"""Progress within cells (drocli.run.progress): workers report the fraction of the budget spent
 at each checkpoint; the parent's bar moves by finished cells plus those fractions."""
 
 from __future__ import annotations
 
-from drocli import progress
-from drocli.monitor import Monitor
+from drocli.run import progress
+from drocli.run.monitor import Monitor
 
 
 class Bar:

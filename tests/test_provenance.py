@@ -32,7 +32,7 @@ def test_manifest_records_cpu_blas_and_load(recorded):
 
 
 def test_cpu_model_falls_back_to_platform_processor(monkeypatch):
-    from drocli import provenance
+    from drocli.results import provenance
 
     def missing(*a, **k):
         raise FileNotFoundError("/proc/cpuinfo")
@@ -136,8 +136,8 @@ def test_old_manifest_stays_readable(recorded, tmp_path, capsys):
 def test_resumed_recorded_folder_keeps_the_wall_times_of_its_cells(tiny_spec, tmp_path):
     """A folder kept without its cell files (as results/ in git) and a seed added: the
     cells recorded earlier keep their wall times, so the compute time sums all of them."""
-    from drocli.durations import span
     from drocli.report import compute_total
+    from drocli.results.durations import span
 
     out = tmp_path / "res"
     assert call("run", tiny_spec, "--out", out, "-q") == 0

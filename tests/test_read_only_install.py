@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from drocli import scratch
 from drocli.ops import jit
+from drocli.run import scratch
 
 ROOT = Path(__file__).resolve().parents[1]
 

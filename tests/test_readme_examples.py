@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from drocli import registry, testing
+from drocli import testing
+from drocli.plugins import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"```python\n(# mypkg/(\w+)\.py\n.*?)```", re.S)
@@ -153,7 +154,7 @@ def test_readme_sign_test_threshold_is_the_exact_binomial_tail(mypkg):
 
 def test_the_readmes_spec_excerpt_loads_as_written(tmp_path):
     """The README's short spec is a spec: it loads and expands into cells."""
-    from drocli.cells import expand
+    from drocli.run.cells import expand
     from drocli.spec import load_spec
 
     text = (ROOT / "README.md").read_text()

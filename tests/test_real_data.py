@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.data import cache, idx
 from drocli.errors import DrocliError
+from drocli.plugins import registry
 from tests.conftest import load_source as load
 
 FASHION_SYSTEM = Path("/usr/share/datasets/fashion-mnist")

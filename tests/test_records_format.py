@@ -12,7 +12,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drocli.records import _csv_field
+from drocli.results.records import _csv_field
 
 
 def csv_text(df: pd.DataFrame) -> str:
@@ -86,7 +86,7 @@ def test_table_writer_matches_the_frame_writer(n, data):
     """records.Table's writer (no pandas) writes what csv_text wrote for the frame pandas
     builds from the same columns: swept columns of any mix of None, bools, ints, floats
     and text, and numeric row fields of ints, floats and missing values."""
-    from drocli.records import Table, table_csv_text
+    from drocli.results.records import Table, table_csv_text
 
     number = st.one_of(st.none(), st.integers(-10**6, 10**6),
                        st.floats(allow_nan=True, allow_infinity=True))

@@ -1,6 +1,6 @@
 """Claims fixed before their runs: `run` registers each claim's hash, `check` reports a claim
 changed after its records as post hoc until seeds run after the change confirm it, and
-flags claims judged on the seeds tuning used (drocli.registration)."""
+flags claims judged on the seeds tuning used (drocli.claims.registration)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import yaml
 
 from drocli.claims import validate_claim
-from drocli.registration import assess, claim_hash, register
+from drocli.claims.registration import assess, claim_hash, register
 from tests.conftest import call
 
 CLAIM = {"id": "c", "text": "A below B", "kind": "final_below", "metric": "m",
@@ -108,7 +108,7 @@ def test_an_interrupted_first_run_keeps_its_claims_fixed_before_its_cells(
     the time they finished; the claims it fixed before them are kept in cells/.claims,
     so the resumed run does not date them after those cells (they read as post hoc, judged
     on the later seeds only: found on re_rsvrb_fig2_digits, 2026-11-26)."""
-    from drocli import runner
+    from drocli.run import runner
 
     out = tmp_path / "res"
     raw = yaml.safe_load(tiny_spec.read_text())
@@ -173,7 +173,7 @@ def test_tuning_files_read_by_libyaml_as_by_the_pure_parser(monkeypatch):
     seeds it finds for every paper spec are those the pure-Python SafeLoader finds."""
     from pathlib import Path
 
-    from drocli import tuning_records
+    from drocli.results import tuning_records
     from drocli.spec import load_spec
 
     root = Path(__file__).resolve().parents[1]

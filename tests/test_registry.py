@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from drocli import discovery, registry
-from drocli.listing import describe
+from drocli.cli.listing import describe
+from drocli.plugins import discovery, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRIES = [(k, n) for k in registry.KINDS for n in registry.names(k)]
@@ -24,7 +24,7 @@ ENTRIES = [(k, n) for k in registry.KINDS for n in registry.names(k)]
 def test_source_index_matches_a_full_import():
     """The decorator scan finds exactly what importing every module registers."""
     index = registry.index()
-    for pkg_name in ("drocli.data", "drocli.problems", "drocli.solvers", "drocli.plots",
+    for pkg_name in ("drocli.data", "drocli.problems", "drocli.solvers", "drocli.figures.plots",
                      "drocli.claims"):
         pkg = importlib.import_module(pkg_name)
         for info in pkgutil.walk_packages(pkg.__path__, pkg_name + "."):
@@ -106,7 +106,7 @@ def test_loading_a_spec_is_lazy():
     assert {f"drocli.solvers.dro.{s}" for s in ("aleg", "smd", "mpvr", "al_svre")} <= solvers
     assert not solvers & {f"drocli.solvers.dro.{s}" for s in ("alem", "ermeg", "tsa")}
     assert not any(m.startswith(("drocli.solvers.fl", "drocli.problems.federated",
-                                 "drocli.plots.objective_space")) for m in mods)
+                                 "drocli.figures.plots.objective_space")) for m in mods)
 
 
 def test_third_party_plugin_through_entry_points(tmp_path):
@@ -115,8 +115,8 @@ def test_third_party_plugin_through_entry_points(tmp_path):
         """A toy third-party solver (Algorithm 0 of nobody): stays at zero."""
         import numpy as np
         from pydantic import Field
-        from drocli import registry
-        from drocli.registry import Params
+        from drocli.plugins import registry
+        from drocli.plugins.registry import Params
 
         class ToyParams(Params):
             steps: int = Field(3, ge=1, description="how many do-nothing steps")
@@ -132,8 +132,8 @@ def test_third_party_plugin_through_entry_points(tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-plugin\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[drocli.plugins]\nsolver.toy = toy_plugin\n")
     out = _python(textwrap.dedent("""\
-        from drocli import registry
-        from drocli.listing import describe
+        from drocli.plugins import registry
+        from drocli.cli.listing import describe
         assert "toy" in registry.names("solver")
         print(describe("solver", "toy"))
         """), {"PYTHONPATH": str(tmp_path)})
@@ -205,12 +205,12 @@ def test_added_field_stays_out_of_the_cell_key_at_its_default():
 
 _FORMS = '''\
 """Every way a module can register (the docstring's `@registry.solver(name)` is prose)."""
-import drocli.registry
-import drocli.registry as R
-from drocli import registry
-from drocli import registry as reg
-from drocli.registry import Params, register
-from drocli.registry import claim as make_claim, solver
+import drocli.plugins.registry
+import drocli.plugins.registry as R
+from drocli.plugins import registry
+from drocli.plugins import registry as reg
+from drocli.plugins.registry import Params, register
+from drocli.plugins.registry import claim as make_claim, solver
 
 NAME = "by_constant"
 
@@ -231,7 +231,7 @@ def c(): ...
 def d(): ...
 
 
-@drocli.registry.register(kind="data", name="dotted_module")
+@drocli.plugins.registry.register(kind="data", name="dotted_module")
 def e(): ...
 
 
@@ -277,7 +277,7 @@ def test_entry_point_index_equals_the_imported_registry(tmp_path):
     is computed makes its module one that is imported when a lookup misses."""
     (tmp_path / "ep_named.py").write_text(textwrap.dedent('''\
         """Two solvers through an imported decorator."""
-        from drocli.registry import solver
+        from drocli.plugins.registry import solver
 
         @solver("ep_one", family="gdro", description="first")
         def one(problem, params, rng, monitor):
@@ -288,7 +288,7 @@ def test_entry_point_index_equals_the_imported_registry(tmp_path):
             """Algorithm 2."""
         '''))
     (tmp_path / "ep_loose.py").write_text(textwrap.dedent('''\
-        from drocli import registry as r
+        from drocli.plugins import registry as r
 
         r.register("claim", "ep_claim", description="x")(lambda claim, data: None)
         for name in ("ep_dyn_a", "ep_dyn_b"):
@@ -301,7 +301,7 @@ def test_entry_point_index_equals_the_imported_registry(tmp_path):
         "[drocli.plugins]\nsolver.ep_one = ep_named\nmore = ep_loose\n")
     out = _python(textwrap.dedent("""\
         import json, sys
-        from drocli import discovery, registry
+        from drocli.plugins import discovery, registry
         idx = registry.index()
         before = {k: sorted(n for n in v if n.startswith("ep_")) for k, v in idx.items()}
         imported = [m for m in ("ep_named", "ep_loose") if m in sys.modules]

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from drocli import registry
 from drocli.errors import DrocliError
+from drocli.plugins import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
 SOLVE = '''\
-from drocli import registry
+from drocli.plugins import registry
 
 
 @registry.solver("{name}", family="finite_sum", description="{desc}", reference="none"{extra})
@@ -82,7 +82,8 @@ def test_an_override_says_so_and_every_path_uses_it(tmp_path):
     assert res.returncode == 0 and "replaces drocli.solvers" in res.stdout, res.stdout
     code = textwrap.dedent("""\
         import json, importlib
-        from drocli import registry, testing
+        from drocli import testing
+        from drocli.plugins import registry
         importlib.import_module("{first}")
         e = registry.get("solver", "sgd")
         picked = [n for k, n in testing.selected_entries("solver", module="pkg_d")]

@@ -31,7 +31,7 @@ def _rows(name: str) -> list[dict]:
 
 
 def test_every_file_has_the_columns_and_numbers():
-    from drocli.reported import COLUMNS, read_file
+    from drocli.claims.reported import COLUMNS, read_file
 
     files = sorted(REPORTED.glob("*.csv"))
     assert {f.name[:3] for f in files} == {"000", "001", "002", "003", "004"}
@@ -149,7 +149,7 @@ def test_a_bad_number_in_the_file_is_refused(tmp_path, capsys):
 # --- claims read on the paper's numbers ---------------------------------------------------
 
 def _paper(values: dict) -> pd.DataFrame:
-    """label, setting, metric -> the paper's mean, as drocli.reported.frame gives it."""
+    """label, setting, metric -> the paper's mean, as drocli.claims.reported.frame gives it."""
     return pd.DataFrame([{"label": lab, "setting": s, "metric": m, "value": v, "std": 0.1,
                           "n_seeds": 10, "printed": f"{v}", "source": "t"}
                          for (lab, s, m), v in values.items()])
@@ -242,10 +242,10 @@ def test_a_claim_the_paper_does_not_support_is_never_a_failure():
 # --- ours beside the paper's --------------------------------------------------------------
 
 class _Spec:
-    """A spec's `reported:` block, as drocli.reported.frame reads it."""
+    """A spec's `reported:` block, as drocli.claims.reported.frame reads it."""
 
     def __init__(self, reported_rows):
-        from drocli.reported import ReportedRow, ReportedSpec
+        from drocli.claims.reported import ReportedRow, ReportedSpec
 
         self.reported = ReportedSpec(
             file="x.csv", data="stand-in", labels={"A": "a", "B": "b"},
@@ -256,8 +256,8 @@ class _Spec:
 def test_ours_beside_the_papers():
     from scipy import stats
 
-    from drocli.paper_vs_ours import frame, lines, markdown
-    from drocli.reported import frame as reported
+    from drocli.claims.reported import frame as reported
+    from drocli.report.paper_vs_ours import frame, lines, markdown
 
     a, b = [2.0, 2.1, 2.2, 2.05, 2.15], [1.0, 1.1, 0.9, 1.05, 0.95]
     spec = _Spec([{"label": "A", "setting": "s", "metric": "loss", "value": 1.8, "std": 0.1,
@@ -377,7 +377,7 @@ def _by_hand(claim, paper: pd.DataFrame) -> str | None:
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
 def test_every_covered_claim_is_read_as_by_hand(path):
     from drocli.claims.paper import paper_records, read
-    from drocli.reported import frame
+    from drocli.claims.reported import frame
     from drocli.spec import load_spec
 
     spec = load_spec(path)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from drocli import resume
-from drocli.resume import nothing_to_do, run_key
+from drocli.run import resume
+from drocli.run.resume import nothing_to_do, run_key
 from tests.conftest import call
 
 PROBE = ("import sys; from drocli.cli import main\n"

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.monitor import Monitor
 from drocli.ops import mlp_gram
+from drocli.plugins import registry
+from drocli.run.monitor import Monitor
 from drocli.spec import load_spec
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"

@@ -11,12 +11,12 @@ import math
 import numpy as np
 import pytest
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
-from drocli.monitor import Monitor
 from drocli.ops.psd import FlooredSPD
+from drocli.plugins import registry
 from drocli.problems.bilevel import BilevelWeightsProblem
+from drocli.run.monitor import Monitor
 from drocli.solvers.bilevel import re_rsvrb, rsvrb
 
 TOL = dict(rtol=1e-9, atol=1e-12)

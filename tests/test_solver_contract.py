@@ -10,7 +10,8 @@ outside its parameters' constraints are refused with the key path.
 
 import pytest
 
-from drocli import registry, testing
+from drocli import testing
+from drocli.plugins import registry
 
 SOLVERS = sorted(registry.entries("solver"))
 FAMILY_FIXTURES = testing.family_fixtures()

@@ -86,7 +86,7 @@ def test_reference_rtol_labels_and_range_checked(tiny_spec):
 def test_label_template_fields_checked_and_filled(tiny_spec):
     """A label template names swept or given parameters only (an unknown one was a KeyError,
     exit 3, when the cells were expanded); given ones are filled like swept ones."""
-    from drocli.cells import expand
+    from drocli.run.cells import expand
 
     text = tiny_spec.read_text().replace(
         "- {name: smd, label: SMD}",
@@ -116,7 +116,7 @@ def _with_cases(tiny_spec, text=CASES):
 def test_a_case_starts_from_its_base(tiny_spec):
     """`base:` applies the base case's overrides (and its base's) first; the case's own win.
     The cells are those of the same spec with every override spelled out."""
-    from drocli.cells import expand
+    from drocli.run.cells import expand
 
     spec = load_spec(_with_cases(tiny_spec))
     got = {name: (s.problem.params["radius"], s.budget.epochs, s.solvers[1].params.get("gamma_w"))

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 import yaml
 
-from drocli.spec_registry import spec_digest
+from drocli.spec.lookups import spec_digest
 from tests.conftest import TINY_SPEC, call
 
 
@@ -113,7 +113,7 @@ def test_a_claim_added_after_its_run_is_post_hoc(recorded, capsys):
 def test_spec_and_hash_edited_together_are_caught(recorded, capsys):
     """A claim's threshold edited in spec.yaml with its registered hash made to match."""
     from drocli.claims import validate_claim
-    from drocli.registration import claim_hash
+    from drocli.claims.registration import claim_hash
 
     _, _, out = recorded
     saved = yaml.safe_load((out / "spec.yaml").read_text())
@@ -134,7 +134,7 @@ def test_spec_and_hash_edited_together_are_caught(recorded, capsys):
 
 
 def test_records_that_disagree_with_their_cell_files_are_caught(recorded, capsys):
-    from drocli.integrity import file_digest
+    from drocli.results.integrity import file_digest
 
     _, _, out = recorded
     path = out / "records.csv.gz"
@@ -258,7 +258,7 @@ def test_a_claim_removed_before_a_fresh_run_is_history(recorded, capsys):
 def test_cell_rows_compare_numbers_as_numbers():
     """A cell file's None value (legacy) matches the records' NaN; 1 matches 1.0; a
     different number or text does not."""
-    from drocli.flags import _same
+    from drocli.results.flags import _same
 
     assert _same(None, float("nan")) and _same(float("nan"), None) and _same(1, 1.0)
     assert not _same(0.5, 0.25) and not _same(None, 0.0) and not _same("m", "n")
@@ -274,7 +274,7 @@ def test_cell_rows_on_arrays_agree_with_same_field_by_field():
     import numpy as np
     import pandas as pd
 
-    from drocli.flags import _Recorded, _same
+    from drocli.results.flags import _Recorded, _same
 
     rng = np.random.default_rng(7)
     frames, files = [], {}
@@ -343,7 +343,7 @@ def test_spec_edits_with_their_digest_recomputed_are_flagged(recorded, capsys, e
 
 def test_without_the_spec_s_plug_in_the_cells_are_not_re_derived_and_it_says_so(
         recorded, capsys, monkeypatch):
-    from drocli import registry
+    from drocli.plugins import registry
 
     _, _, out = recorded
     monkeypatch.delitem(registry._REGISTRY["solver"], "aleg")
@@ -358,7 +358,7 @@ def test_without_the_spec_s_plug_in_the_cells_are_not_re_derived_and_it_says_so(
 def test_a_committed_folder_edited_with_its_digests_recomputed_is_flagged(repo, capsys):
     """Issue 56: records without cells/ (as committed paper folders are), a number changed
     and `records_sha256` recomputed; then `git_dirty` unset by hand on a dirty folder."""
-    from drocli.integrity import file_digest
+    from drocli.results.integrity import file_digest
 
     root, _ = repo
     out = root / "results" / "tiny"

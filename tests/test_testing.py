@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from pydantic import Field, field_validator
 
-from drocli import registry, testing
+from drocli import testing
 from drocli.errors import DrocliError
-from drocli.monitor import Monitor, NoProgress, run_steps
-from drocli.runner import execute
+from drocli.plugins import registry
+from drocli.run.monitor import Monitor, NoProgress, run_steps
+from drocli.run.runner import execute
 
 
 @pytest.fixture
@@ -130,7 +131,7 @@ def test_run_steps_solver_passes_the_whole_contract(scratch):
                     reference="Robbins & Monro (1951), eq. (1)")(_sgd)
     scratch.append(("solver", "toy_sgd"))
     testing.check_entry("solver", "toy_sgd", time_limit_s=60)
-    from drocli.listing import describe
+    from drocli.cli.listing import describe
 
     assert "reference: Robbins & Monro (1951), eq. (1)" in describe("solver", "toy_sgd")
 

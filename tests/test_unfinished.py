@@ -12,9 +12,9 @@ import time
 import pytest
 import yaml
 
-from drocli import registry
 from drocli.claims import unfinished
-from drocli.records import read_records
+from drocli.plugins import registry
+from drocli.results.records import read_records
 from tests.conftest import TINY_SPEC, call
 
 
@@ -55,7 +55,7 @@ def test_cells_past_their_limit_are_loud_and_unjudged(slow_spec, tmp_path, capsy
     man = json.loads((out / "manifest.json").read_text())
     timed = [st for st in man["cells"].values() if st["status"] == "timeout"]
     assert len(timed) == 2 and all(st["where"]["dataset"] for st in timed)
-    from drocli.records import read_cell
+    from drocli.results.records import read_cell
 
     kept = [read_cell(out, cid) for cid, st in man["cells"].items()
             if st["status"] == "timeout"]
@@ -144,7 +144,7 @@ def test_a_long_cell_is_never_silent_in_a_log(slow_spec, tmp_path, capsys, monke
 
 
 def test_the_heartbeat_line_names_the_running_cells(tmp_path):
-    from drocli.progress import Watcher, _clock
+    from drocli.run.progress import Watcher, _clock
 
     (tmp_path / "c1").write_text("0.4000")
     (tmp_path / "c2").write_text("0.1000")
@@ -163,7 +163,7 @@ def test_the_bar_counts_whole_cells_while_its_rate_counts_fractions(tmp_path):
     """Issue 57: the bar showed "2.13/8"."""
     import io
 
-    from drocli.progress import Watcher, cell_bar
+    from drocli.run.progress import Watcher, cell_bar
 
     out = io.StringIO()
     bar = cell_bar(8, file=out)

@@ -8,7 +8,7 @@ import json
 
 import yaml
 
-from drocli.records import read_records
+from drocli.results.records import read_records
 from tests.conftest import call
 
 
@@ -103,7 +103,7 @@ def test_a_folder_past_its_first_look_is_revised_without_running(tiny_spec, tmp_
     revised) and runs nothing; run again, it is up to date."""
     import shutil
 
-    from drocli import worker
+    from drocli.run import worker
 
     spec = _spec(tiny_spec)
     out = tmp_path / "res"
@@ -152,7 +152,7 @@ def _past_look_1(spec, out):
 def test_a_plan_issued_again_runs_nothing(tiny_spec, tmp_path, monkeypatch, capsys):
     """Issue 56: `--until-decided` on a folder whose plan has ended runs no cell: MPVR's
     only claim was decided at look 1, so look 2's seeds are never run for it."""
-    from drocli import worker
+    from drocli.run import worker
 
     spec = _spec(tiny_spec)
     out = tmp_path / "res"
@@ -174,8 +174,8 @@ def test_a_plan_issued_again_runs_nothing(tiny_spec, tmp_path, monkeypatch, caps
 def test_a_resumed_look_runs_only_what_its_claims_need(tiny_spec, monkeypatch):
     """A look begun and interrupted (the folder reached look 2): the look is run again for
     the labels of the claims still open as the folder stands, not for every label."""
-    from drocli import runner, until_decided
-    from drocli.cells import resolve
+    from drocli.run import runner, until_decided
+    from drocli.run.cells import resolve
     from drocli.spec import load_spec
 
     batch = resolve(load_spec(_spec(tiny_spec)))

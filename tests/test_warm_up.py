@@ -1,4 +1,4 @@
-"""The worker's warm-up (drocli.worker.warm_up) loads the kernels off the cell's clock and
+"""The worker's warm-up (drocli.run.worker.warm_up) loads the kernels off the cell's clock and
 evaluates no metric: its run is discarded, and at n = 1e6 every evaluation is a pass over
 800 MB (issue 29)."""
 
@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from drocli import registry, worker
-from drocli.cells import expand
-from drocli.monitor import Monitor
+from drocli.plugins import registry
+from drocli.run import worker
+from drocli.run.cells import expand
+from drocli.run.monitor import Monitor
 from drocli.spec import load_spec
 from tests.conftest import TINY_SPEC
 

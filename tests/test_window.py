@@ -108,7 +108,7 @@ def test_an_axis_that_is_neither_column_nor_metric_is_a_spec_error():
 
 
 def test_until_is_part_of_the_claims_registration():
-    from drocli.registration import claim_hash
+    from drocli.claims.registration import claim_hash
 
     assert claim_hash(_claim()) != claim_hash(_claim(until={"x": "iteration", "at": 250}))
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from drocli import pool, runner
+from drocli.run import pool, runner
 
 
 def _dispositions(cell, blas_threads):

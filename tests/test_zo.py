@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from drocli.monitor import Monitor
 from drocli.ops import zo_estimators as zo
+from drocli.run.monitor import Monitor
 from drocli.solvers.zo import fo_smd, zo_smd
 from tests.conftest import plugin
 

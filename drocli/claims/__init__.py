@@ -11,7 +11,7 @@ model (the common fields of `ClaimBase` plus its own, tagged by `kind`) and a pu
   and a diverged other always loses; seed means propagate NaN;
 - `per_seed: true` compares seed by seed on the seeds every label has (all must hold);
   `false` compares seed means. Default: the kind's (true for `final_below`);
-- curve kinds use the seed curves interpolated on their common grid (`drocli.aggregate`).
+- curve kinds use the seed curves interpolated on their common grid (`drocli.results.aggregate`).
 
 The verdict is statistical, at the claim's `confidence` (default 95 %), and judged on one
 summary per seed whatever the claim compares (`drocli.claims.inference`): the final value,
@@ -45,11 +45,11 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from drocli import registry
 from drocli.claims.cause import Cause
 from drocli.claims.window import Until
 from drocli.errors import DrocliError
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 
 STATUSES = ("holds", "fails", "inconclusive", "not_reproduced", "unexpectedly_holds",
             "unsupported", "incomplete", "skipped")
@@ -281,7 +281,7 @@ class ClaimResult:
     effects: dict = field(default_factory=dict)  # other -> effect and its interval
     point_status: str = ""   # the status the point comparison alone would give (no noise)
     source: Source | None = None   # the paper's words the claim encodes
-    # preregistration (drocli.registration): status preregistered / post_hoc / confirmed,
+    # preregistration (drocli.claims.registration): status preregistered / post_hoc / confirmed,
     # why, the seeds judged, and for a confirmed claim the verdict on every seed
     registration: dict = field(default_factory=dict)
     tuned_on: list = field(default_factory=list)   # judged seeds that tuning used
@@ -350,7 +350,7 @@ def evaluate_claims(records, claims: list, profile: str, manifest: dict | None =
 
     A metric absent from the records is a spec error (DrocliError); labels absent from the
     records (e.g. a profile that runs fewer solvers) make the claim `skipped`. With the
-    folder's `manifest`, each claim's registration is assessed (`drocli.registration`): a
+    folder's `manifest`, each claim's registration is assessed (`drocli.claims.registration`): a
     post-hoc claim with seeds run after it was fixed is judged on those seeds (confirmed);
     with the spec's `tuning`, judged seeds that tuning used are listed.
     """
@@ -517,7 +517,7 @@ class _ByMetric:
                 panels_set_metric(claim):
             return self.records
         if self._parts is None:
-            from drocli.aggregate import as_text
+            from drocli.results.aggregate import as_text
 
             metric = as_text(self.records["metric"])
             self._parts = {m: _compact(self.records[metric == m])
@@ -549,7 +549,7 @@ def _registered(records, claim: ClaimBase, profile: str, manifest: dict,
                 tuning: dict | None, plan: dict | None = None, of_seeds=None) -> ClaimResult:
     """evaluate_claim with the claim's registration and tuning overlap; a post-hoc claim is
     re-judged on its confirmed seeds when it has any."""
-    from drocli.registration import assess, tuning_overlap
+    from drocli.claims.registration import assess, tuning_overlap
 
     res = evaluate_at_looks(records, claim, profile, plan, of_seeds)
     if res.status == "skipped" or not res.judged:
@@ -573,8 +573,8 @@ def _registered(records, claim: ClaimBase, profile: str, manifest: dict,
 
 
 def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
-    from drocli.aggregate import apply_filter, as_text
     from drocli.errors import did_you_mean
+    from drocli.results.aggregate import apply_filter, as_text
 
     reproduced = claim.reproduced if isinstance(claim.reproduced, bool) \
         else profile in claim.reproduced
@@ -619,8 +619,8 @@ def _judge_rows(rows, claim: ClaimBase, result, reproduced: bool) -> ClaimResult
     """The claim's kind on these rows (the claim's metric and filter applied)."""
     import pandas as pd
 
-    from drocli.aggregate import as_text
     from drocli.claims.judge import SkipClaim
+    from drocli.results.aggregate import as_text
 
     lab = as_text(rows["label"])
     codes, names = pd.factorize(lab)            # one pass over the labels, not one per label
@@ -696,8 +696,8 @@ def _in_panels(rows, claim: ClaimBase, result, reproduced: bool, judged: dict):
     at the claim's level: a false HOLDS needs a false panel held (at most P - k + 1 false
     ones when fewer than k are true), a false refutation needs a true panel refuted (at
     least k true ones when the claim holds). Skipped panels make it skipped."""
-    from drocli.aggregate import apply_filter
     from drocli.claims.judge import overall
+    from drocli.results.aggregate import apply_filter
 
     P = len(claim.panels)
     k = claim.panels_needed or P

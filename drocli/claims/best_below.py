@@ -8,9 +8,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.claims import ClaimBase
 from drocli.claims.judge import _curve_stats, _judge
+from drocli.plugins import registry
 
 
 class BestBelow(ClaimBase):

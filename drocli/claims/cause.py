@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from drocli.registry import Params
+from drocli.plugins.registry import Params
 
 KINDS = {
     "paper_numbers": "not supported by the paper's own numbers",

@@ -247,7 +247,7 @@ def _final_stats(data: dict[str, pd.DataFrame], claim, column: str = "value"
                  ) -> dict[str, pd.Series]:
     import pandas as pd
 
-    from drocli.aggregate import final_values
+    from drocli.results.aggregate import final_values
 
     out = {}
     for label, rows in data.items():
@@ -259,8 +259,8 @@ def _final_stats(data: dict[str, pd.DataFrame], claim, column: str = "value"
 
 def _curves(data: dict[str, pd.DataFrame], claim):
     """label -> (per-seed curves, seed-mean aggregate with NaN propagated)."""
-    from drocli.aggregate import aggregate, seed_curves
     from drocli.errors import DrocliError
+    from drocli.results.aggregate import aggregate, seed_curves
 
     x = claim.x or "oracle_calls"
     out = {}

@@ -27,7 +27,7 @@ FINAL_KINDS = ("final_below", "pooled", "trend")
 
 
 def paper_records(reported, experiment: str = "paper"):
-    """The paper's numbers (drocli.reported.frame) as records: one cell per label and
+    """The paper's numbers (drocli.claims.reported.frame) as records: one cell per label and
     setting, one seed, one checkpoint, so that the claims' judges read them as they read
     ours."""
     import pandas as pd

@@ -9,7 +9,6 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from drocli import registry
 from drocli.claims import ClaimBase
 from drocli.claims.inference import CANNOT_DECIDE
 from drocli.claims.judge import (
@@ -20,6 +19,7 @@ from drocli.claims.judge import (
     fmt_values,
     overall,
 )
+from drocli.plugins import registry
 
 
 class ReachFirst(ClaimBase):
@@ -90,7 +90,7 @@ def _fmt_budget(values) -> list[str]:
                 tiny={"level_fraction": 0.5})
 def reach_first(claim: ReachFirst, data):
     """The solver reaches `level` at a smaller x than every other (others may never)."""
-    from drocli.aggregate import final_values
+    from drocli.results.aggregate import final_values
 
     direction = claim.direction
     x = claim.x

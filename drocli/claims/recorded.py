@@ -16,7 +16,7 @@ def write(out: Path, results, kinds: dict) -> None:
     judged it (`kinds`: kind -> (description, origin)), and its verdict, detail, compared
     values, effects and the per-seed summaries they were judged on (label (@ panel) ->
     {seed: value})."""
-    from drocli.atomic import atomic_write_text
+    from drocli.results.atomic import atomic_write_text
 
     doc = {"claims": {}}
     for r in results:
@@ -38,7 +38,7 @@ def _plain(v):
 def read(out: Path) -> dict:
     """claim id -> its recorded verdict ({} when the folder holds none or it is unreadable)."""
     from drocli.errors import DrocliError
-    from drocli.files import read_bytes
+    from drocli.results.files import read_bytes
 
     try:                  # a missing, irregular, oversized or unparsable file: none
         doc = json.loads(read_bytes(Path(out) / FILE, 16 << 20))

@@ -8,9 +8,9 @@ from typing import Literal
 
 import numpy as np
 
-from drocli import registry
 from drocli.claims import ClaimBase
 from drocli.claims.judge import _final_stats, _relation, effects_text
+from drocli.plugins import registry
 
 
 class SpreadBelow(ClaimBase):

@@ -18,10 +18,10 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.claims import ClaimBase, Scalar
 from drocli.claims.inference import diverged_guard, family, note, paired_t, signed_difference
 from drocli.claims.judge import SkipClaim, _final_stats, effects_text, fmt_values
+from drocli.plugins import registry
 
 
 class Trend(ClaimBase):
@@ -79,7 +79,7 @@ def trend(claim: Trend, data):
     differences of gaps between panels."""
     import pandas as pd
 
-    from drocli.aggregate import apply_filter
+    from drocli.results.aggregate import apply_filter
 
     where = f"claims[{claim.id}]"
     per: dict = {}

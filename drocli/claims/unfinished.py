@@ -2,7 +2,7 @@
 leaves no rows in the records, and judging the claim on the seeds that did finish would
 judge a sample chosen by how the runs ended. Such a claim is not judged: its status is
 `incomplete`, and its line names each missing cell and why. `check` exits with
-drocli.status.UNFINISHED_EXIT when a claim marked reproduced is left so.
+drocli.results.status.UNFINISHED_EXIT when a claim marked reproduced is left so.
 
 Which cells a claim needs is read from the manifest alone (each unfinished cell's label,
 seed and identity columns, `manifest.where`), matched against the claim's labels, filter
@@ -10,7 +10,7 @@ and panels, so it needs none of the plug-ins."""
 
 from __future__ import annotations
 
-from drocli.status import unfinished
+from drocli.results.status import unfinished
 
 SHOWN = 4       # cells named on a claim's line; the rest counted
 

@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from drocli import registry
 from drocli.claims import ClaimBase
 from drocli.claims.judge import _final_stats, _judge
+from drocli.plugins import registry
 
 
 class WallTimeBelow(ClaimBase):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from drocli.registry import Params
+from drocli.plugins.registry import Params
 
 
 class Until(Params):
@@ -36,8 +36,8 @@ def attach(rows, source, x: str):
     """`rows` with a column `x` holding the value that metric `x` has in `source` (all the
     records) at the same cell and step (`aggregate.metric_as_x`); unchanged when `x` is
     already a column."""
-    from drocli.aggregate import as_text, metric_as_x
     from drocli.errors import DrocliError
+    from drocli.results.aggregate import as_text, metric_as_x
 
     if x in rows.columns:
         return rows
@@ -53,8 +53,8 @@ def cut(rows, x: str, at: float, what: str):
     x = at. SkipClaim when a cell ends before it."""
     import pandas as pd
 
-    from drocli.aggregate import _as_number
     from drocli.claims.judge import SkipClaim
+    from drocli.results.aggregate import _as_number
 
     if rows.empty:
         return rows

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import Field
 
-from drocli.registry import Params, auto
+from drocli.plugins.registry import Params, auto
 
 
 @dataclass

@@ -53,7 +53,7 @@ def resolve(folder: Path | str, name: str) -> Path | None:
     of them is there but is not a regular file: a FIFO or a device where the data file
     should be is refused by name (it read as "not found"; opened, it would block the load
     or exhaust memory)."""
-    from drocli.files import is_special, regular_stat
+    from drocli.results.files import is_special, regular_stat
 
     folder = Path(folder)
     for cand in (folder / name, folder / f"{name}.gz"):
@@ -150,7 +150,7 @@ def cached_arrays(sub: str, files: list[Path], build: Callable[[], dict[str, np.
     except OSError:
         return build()
     if entry.is_dir():
-        from drocli.files import read_text, regular_stat
+        from drocli.results.files import read_text, regular_stat
 
         try:           # regular files only: a FIFO in the cache blocked every later load
             names = read_text(entry / "MANIFEST", 1 << 20).split()

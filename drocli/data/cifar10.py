@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from drocli import registry
 from drocli.data.base import GroupedData, PixelSourceParams, pixel_memory
 from drocli.data.cache import cached_arrays, find_files, pixel_data, resolve
 from drocli.data.cifar_pickle import read_cifar_pickle
-from drocli.fetch import Downloads, Remote
+from drocli.data.fetch import Downloads, Remote
+from drocli.plugins import registry
 
 NAME = "cifar10"
 N_CLASSES = 10

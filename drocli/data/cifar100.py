@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import ClassImageParams, GroupedData, image_memory
 from drocli.data.cache import (
     affine_features,
@@ -35,7 +34,8 @@ from drocli.data.cache import (
     resolve,
 )
 from drocli.data.cifar_pickle import read_cifar_pickle
-from drocli.fetch import Downloads, Remote
+from drocli.data.fetch import Downloads, Remote
+from drocli.plugins import registry
 
 NAME = "cifar100"
 N_CLASSES = 100

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.cache import affine_features
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 
 NAME = "digits"
 N_CLASSES = 10

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 
 
 class DigitsSplitParams(Params):

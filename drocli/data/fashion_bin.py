@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.fashion_mnist import CLASSES, N_CLASSES, NAME, locate
 from drocli.data.idx import read_image_splits
-from drocli.registry import Params, auto
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, auto
 
 
 def binary_pooled(raw: np.ndarray, threshold: int, pool: int) -> np.ndarray:

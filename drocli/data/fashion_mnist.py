@@ -20,11 +20,11 @@ import math
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import ClassImageParams, GroupedData, image_memory
 from drocli.data.cache import affine_features, find_files, per_class_subsample
+from drocli.data.fetch import Downloads, Remote
 from drocli.data.idx import IMAGE_NAMES, read_image_splits
-from drocli.fetch import Downloads, Remote
+from drocli.plugins import registry
 
 NAME = "fashion_mnist"
 N_CLASSES = 10

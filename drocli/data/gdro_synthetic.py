@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.registry import Params, auto
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, auto
 
 
 class GDROSyntheticParams(Params):

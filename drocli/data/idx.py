@@ -39,7 +39,7 @@ def read_bytes(path: Path | str, limit: int = MAX_BYTES) -> bytes:
     path = Path(path)
     too_big = (f"larger than {limit >> 20} MiB (decompressed): not a file of this data set",
                "download the file again from the data set's address")
-    from drocli.files import read_bytes as read_regular
+    from drocli.results.files import read_bytes as read_regular
 
     try:               # a regular file only (a FIFO or a device is refused), capped
         raw = read_regular(path, limit, too_large=too_big[0], too_large_fix=too_big[1],

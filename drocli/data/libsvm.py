@@ -26,13 +26,13 @@ import os
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.cache import cached_arrays, find_files, resolve
+from drocli.data.fetch import Downloads, Remote
 from drocli.data.idx import MAX_BYTES, read_bytes
 from drocli.errors import DrocliError
-from drocli.fetch import Downloads, Remote
-from drocli.registry import Params, auto
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, auto
 
 NAME = "libsvm"
 KEY = "data.params"

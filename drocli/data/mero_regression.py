@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, model_validator
 
-from drocli import registry
 from drocli.data.base import GroupedData
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 
 KEY = "data.params"
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from drocli import registry
 from drocli.data.base import GroupedData, PixelSourceParams, pixel_memory
 from drocli.data.cache import find_files, pixel_data
+from drocli.data.fetch import Downloads, Remote
 from drocli.data.idx import IMAGE_NAMES, read_image_splits
-from drocli.fetch import Downloads, Remote
+from drocli.plugins import registry
 
 NAME = "mnist"
 N_CLASSES = 10

@@ -23,13 +23,13 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.cache import affine_features, cached_arrays
 from drocli.data.idx import read_bytes
 from drocli.errors import DrocliError
-from drocli.files import regular_stat
-from drocli.registry import Params, auto
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, auto
+from drocli.results.files import regular_stat
 
 NAME = "mnist5k"
 N_CLASSES = 10

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from drocli import registry
 from drocli.data.base import GroupedData
+from drocli.plugins import registry
 
 
 @registry.data(

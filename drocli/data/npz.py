@@ -16,13 +16,13 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.data.checks import check_grouped
 from drocli.data.npz_member import CorruptMember, read_stored
 from drocli.errors import DrocliError
-from drocli.files import open_regular
-from drocli.registry import Params, added
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, added
+from drocli.results.files import open_regular
 
 REQUIRED = ("X_train", "y_train", "g_train")
 OPTIONAL = ("X_test", "y_test", "g_test")

@@ -26,10 +26,10 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 
 KEY = "data.params"
 COV_MODES = ("paper", "zhao2021_std")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import types
 
-from drocli.scratch import private_dir
+from drocli.run.scratch import private_dir
 
 _REALIZED: set[int] = set()
 

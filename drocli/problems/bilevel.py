@@ -33,13 +33,13 @@ from pydantic import Field, model_validator
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit, log_expit
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.bitpacked import BitMatrix
 from drocli.ops.psd import FlooredSPD
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, auto
 from drocli.problems.counted import CountedOracles
-from drocli.registry import Params, auto
 
 KEY = "problem.params"
 NEWTON_TOL = 1e-10

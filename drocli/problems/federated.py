@@ -43,13 +43,13 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops import client_columns, mlp, mlp_gram
 from drocli.ops.partition import SCHEMES, partition, rotate_rows, rotation_k
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, added, auto
 from drocli.problems.counted import CountedOracles
-from drocli.registry import Params, added, auto
 
 KEY = "problem.params"
 LOSSES = ("ce", "propfair")

@@ -37,13 +37,13 @@ from typing import Literal, NamedTuple
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.jit import njit
 from drocli.ops.rows import dot_row
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.problems.counted import CountedOracles
-from drocli.registry import Params
 
 LEAST_SQUARES = 0
 LOGISTIC = 1

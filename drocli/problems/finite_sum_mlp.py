@@ -41,12 +41,12 @@ from typing import NamedTuple
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.jit import njit
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.problems.counted import CountedOracles
-from drocli.registry import Params
 
 KEY = "problem.params"
 LOSS_FLOOR = 1e-300

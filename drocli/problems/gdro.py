@@ -18,12 +18,12 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
 from drocli.ops.losses import LOSS_IDS, loss_dscore
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.problems.counted import CountedOracles
-from drocli.registry import Params
 
 LOSSES = tuple(LOSS_IDS)
 

@@ -36,11 +36,11 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.ops.erm import erm_groups
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.problems.gdro import GDRO_METRICS, GDROProblem
-from drocli.registry import Params
 
 TEST_RSTAR = ("test", "train")
 CACHE_SUB = "rstar"

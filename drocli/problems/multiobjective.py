@@ -31,11 +31,11 @@ import math
 import numpy as np
 from pydantic import Field, field_validator
 
-from drocli import registry
 from drocli.data.base import GroupedData
 from drocli.errors import DrocliError
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.problems.counted import CountedOracles
-from drocli.registry import Params
 
 KEY = "problem.params"
 HV_REF = (1.0, 1.0)

@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from drocli.atomic import atomic_write
+from drocli.results.atomic import atomic_write
 
 SUB = "solutions"
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")

@@ -29,7 +29,7 @@ METRICS = ("objective", "objective_exact")
 
 def scores(results: list[str]) -> pd.DataFrame:
     """One row per cell: label, seed and score (+inf when diverged)."""
-    from drocli.records import read_records
+    from drocli.results.records import read_records
 
     df = pd.concat([read_records(Path(r)) for r in results], ignore_index=True)
     df = df[df.metric.isin(METRICS)]

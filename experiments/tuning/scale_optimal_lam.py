@@ -25,7 +25,7 @@ SCALES = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 def problem(spec_path: str, case: str | None, lam: float):
-    from drocli import registry
+    from drocli.plugins import registry
     from drocli.spec import load_spec
 
     spec = load_spec(spec_path)

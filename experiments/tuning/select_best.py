@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from drocli.aggregate import STANDARD_COLUMNS
+from drocli.results.aggregate import STANDARD_COLUMNS
 
 
 def main(argv=None):
@@ -36,7 +36,7 @@ def main(argv=None):
     ap.add_argument("--finite", default="", help="a metric whose final value must be finite "
                     "for a cell to be eligible (e.g. objective_exact)")
     a = ap.parse_args(argv)
-    from drocli.records import read_records
+    from drocli.results.records import read_records
 
     df = pd.concat([read_records(Path(r)) for r in a.results], ignore_index=True)
     by = [c for c in a.by.split(",") if c]

@@ -10,7 +10,7 @@ import numpy as np
 from pydantic import Field
 
 from drocli.ops.psd import FlooredSPD
-from drocli.registry import Params, added, auto
+from drocli.plugins.registry import Params, added, auto
 
 
 class Batches(Params):

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
+from drocli.plugins import registry
 from drocli.solvers.bilevel import Batches, NeumannSteps, clip_weights, decay
 
 

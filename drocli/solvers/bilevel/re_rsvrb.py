@@ -16,7 +16,7 @@ import math
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
+from drocli.plugins import registry
 from drocli.solvers.bilevel.rsvrb import TaskSampling, run
 
 

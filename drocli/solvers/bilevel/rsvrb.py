@@ -29,10 +29,10 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.psd import FlooredSPD
-from drocli.registry import auto
+from drocli.plugins import registry
+from drocli.plugins.registry import auto
 from drocli.solvers.bilevel import Batches, StormSteps, clip_weights, decay, storm_lower
 
 

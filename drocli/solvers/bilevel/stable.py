@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.ops.psd import FlooredSPD
+from drocli.plugins import registry
 from drocli.solvers.bilevel import Batches, StormSteps, clip_weights, decay, storm_lower
 
 

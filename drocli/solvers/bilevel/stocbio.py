@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
+from drocli.plugins import registry
 from drocli.solvers.bilevel import NeumannSteps, clip_weights, decay
 from drocli.solvers.bilevel.bsa import cross_hypergrad, lower_sgd, smoothness
 

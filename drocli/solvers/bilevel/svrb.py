@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.psd import FlooredSPD, ball_clip
 from drocli.ops.weight_step import weight_step
-from drocli.registry import auto
+from drocli.plugins import registry
+from drocli.plugins.registry import auto
 from drocli.solvers.bilevel import Batches, StormSteps, decay, storm_lower
 
 

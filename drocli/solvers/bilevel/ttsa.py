@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
+from drocli.plugins import registry
 from drocli.solvers.bilevel import Batches, NeumannSteps, clip_weights, decay
 from drocli.solvers.bilevel.bsa import gw_hypergrad, lower_sgd, smoothness
 

@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
-from drocli import registry
-from drocli.registry import Params, auto
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, auto
 from drocli.solvers.dro import steps
 
 

@@ -26,9 +26,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, auto
 from drocli.problems.mero import group_view
-from drocli.registry import Params, auto
 from drocli.solvers.dro import steps
 from drocli.solvers.dro.aleg import run_aleg
 from drocli.solvers.dro.mirror_prox import effective_steps

@@ -31,11 +31,11 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.ops.erm import fista, smoothness
 from drocli.ops.simplex import uniform_log
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, added
 from drocli.problems.mero import group_view
-from drocli.registry import Params, added
 from drocli.solvers.dro import steps
 from drocli.solvers.dro.alem import stage1_budgets
 

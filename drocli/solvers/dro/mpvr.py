@@ -22,8 +22,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
-from drocli.registry import Params, auto
+from drocli.plugins import registry
+from drocli.plugins.registry import Params, auto
 from drocli.solvers.dro import steps
 from drocli.solvers.dro.mirror_prox import (
     VRState,

@@ -21,9 +21,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.ops.simplex import uniform_log
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.solvers.dro import steps
 from drocli.solvers.dro.kernels import SMDScratch, SMDState, group_data, smd_chunk
 from drocli.solvers.dro.mirror_prox import effective_steps, group_rows

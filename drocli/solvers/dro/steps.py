@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from drocli.registry import added, auto
+from drocli.plugins.registry import added, auto
 
 GAMMA_W = ("effective w-step (decoupled steps, §2.5); tuned by the §4.1 protocol, "
            "grids in docs/reproduction.md")

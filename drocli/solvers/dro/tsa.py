@@ -26,7 +26,6 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.ops.jit import njit
 from drocli.ops.rows import (
     axpy_row,
@@ -36,8 +35,9 @@ from drocli.ops.rows import (
     scores_row,
 )
 from drocli.ops.simplex import uniform_log
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.problems.mero import group_view
-from drocli.registry import Params
 from drocli.solvers.dro import steps
 from drocli.solvers.dro.alem import stage1_budgets
 from drocli.solvers.dro.kernels import (

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from drocli.errors import DrocliError
 from drocli.ops.samplers import UniformStream, sampler_from_params
-from drocli.registry import Params, auto
+from drocli.plugins.registry import Params, auto
 from drocli.solvers.finite_sum.estimators import Draws
 
 KEY = "solver.params"

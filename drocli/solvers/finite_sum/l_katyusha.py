@@ -28,7 +28,6 @@ from typing import Literal, NamedTuple
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.jit import njit
 from drocli.ops.samplers import (
@@ -37,8 +36,9 @@ from drocli.ops.samplers import (
     sampler_set_weights,
     sampler_update,
 )
+from drocli.plugins import registry
+from drocli.plugins.registry import auto
 from drocli.problems.finite_sum import full_pass
-from drocli.registry import auto
 from drocli.solvers.finite_sum import (
     KEY,
     SamplerParams,

@@ -14,7 +14,7 @@ L-Katyusha with Adaptive Sampling" (TMLR 2023), generalised to the samplers of �
 Labels of the paper: L-SVRG (uniform), IS-LSVRG (importance), Optimal-LSVRG (optimal),
 AS-LSVRG (adaosmd; osmd in §4.4). rho = 0 means the paper's 1/n. `step` (and `osmd_lr`) is
 a number; the spec may pair it with the data panel, e.g. {nu: {0.0: 0.1, 0.5: 0.05, 1.0:
-0.005}} (Fig. 1-2 captions; `drocli.paired`), resolved before the solver runs.
+0.005}} (Fig. 1-2 captions; `drocli.spec.paired`), resolved before the solver runs.
 
 On the two-layer network of §4.4 (problem finite_sum_mlp, Fig. 5) the same algorithm runs in
 `lsvrg_mlp_chunk`: the per-sample differences Delta_k come from `mlp_vr_estimate`, and the
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from drocli import registry
 from drocli.ops.jit import njit
 from drocli.ops.prefetch import PREFETCH_FROM, prefetch_row
 from drocli.ops.rows import dot_row, dot_row2
@@ -39,9 +38,10 @@ from drocli.ops.samplers import (
     sampler_set_weights,
     sampler_update,
 )
+from drocli.plugins import registry
+from drocli.plugins.registry import auto
 from drocli.problems.finite_sum import dphi, full_pass
 from drocli.problems.finite_sum_mlp import MLPSnapshot
-from drocli.registry import auto
 from drocli.solvers.finite_sum import (
     StepParams,
     Workspace,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from drocli import registry
 from drocli.ops.jit import njit
 from drocli.ops.samplers import (
     sampler_draw_batch,
@@ -25,6 +24,7 @@ from drocli.ops.samplers import (
     sampler_set_weights,
     sampler_update,
 )
+from drocli.plugins import registry
 from drocli.problems.finite_sum import Snapshot
 from drocli.solvers.finite_sum import (
     StepParams,

@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.ops.fl_aggregators import fedfv_step, updates
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.solvers.fl.base import FLMethod, run
 
 

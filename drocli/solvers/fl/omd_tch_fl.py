@@ -32,11 +32,11 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.errors import DrocliError
 from drocli.ops.adaptive_conversion import AdaptiveConversion
 from drocli.ops.fl_aggregators import omd_lambda_gd, omd_loglambda_eg, omd_weights
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.solvers.fl.base import FLMethod, run
 
 

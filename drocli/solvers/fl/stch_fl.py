@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.ops.fl_aggregators import stch_step
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.solvers.fl.base import FLMethod, run
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from drocli import registry
 from drocli.ops.fl_aggregators import tch_step
+from drocli.plugins import registry
 from drocli.solvers.fl.base import FLMethod, run
 
 

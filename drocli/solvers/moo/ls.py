@@ -19,8 +19,8 @@ from collections.abc import Callable
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 
 
 def last_iterate_loop(problem, rng: np.random.Generator, monitor,

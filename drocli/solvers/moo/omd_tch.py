@@ -28,10 +28,10 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.ops.adaptive_conversion import AdaptiveConversion
 from drocli.ops.simplex import project_simplex
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 
 
 def run(problem, params: dict, rng: np.random.Generator, monitor, adaptive: bool) -> np.ndarray:

@@ -16,8 +16,8 @@ from collections.abc import Callable
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 from drocli.solvers.moo.ls import last_iterate_loop
 
 

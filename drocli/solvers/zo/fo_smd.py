@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from drocli import registry
+from drocli.plugins import registry
 from drocli.solvers.zo.zo_smd import SMDBase, run
 
 

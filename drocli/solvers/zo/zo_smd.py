@@ -30,11 +30,11 @@ from typing import Literal, NamedTuple
 import numpy as np
 from pydantic import Field
 
-from drocli import registry
 from drocli.ops import zo_estimators as zo
 from drocli.ops.jit import njit
 from drocli.ops.rows import log_normalize_probs
-from drocli.registry import Params
+from drocli.plugins import registry
+from drocli.plugins.registry import Params
 
 BLOCK = 64      # rounds of samples and directions drawn per rng call (checkpoint independent)
 MODE_SMOOTH, MODE_NONSMOOTH, MODE_FO = 0, 1, 2

@@ -1,0 +1,1 @@
+"""drocli.plugins: The plug-in registry: registration, discovery, typed parameters."""

@@ -1,0 +1,1 @@
+"""drocli.results: A results folder: records, manifest, integrity, provenance, aggregation."""

@@ -1,0 +1,1 @@
+"""drocli.run: Running cells: expansion, runner, looks, workers, pools, backends, limits."""
