@@ -123,7 +123,7 @@ def test_dockerignore_keeps_local_state_out_and_the_job_in():
                  "tests/__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis",
                  "drocli.egg-info", "results/gdro_synthetic/cells/x.json", "scratch/x"):
         assert _ignored(gone, pats), gone
-    for kept in ("Dockerfile", "setup.cfg", "pyproject.toml", "README.md", "drocli/cli.py",
+    for kept in ("Dockerfile", "setup.cfg", "pyproject.toml", "README.md", "drocli/__main__.py",
                  "experiments/gdro_synthetic.yaml", "results/gdro_synthetic/records.csv.gz",
                  "results/gdro_synthetic/manifest.json", "results/gdro_synthetic/spec.yaml"):
         assert (ROOT / kept).exists() and not _ignored(kept, pats), kept
