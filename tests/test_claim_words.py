@@ -1,7 +1,8 @@
 """Every shipped claim says why its test is its sentence (`source.fit`), a quote that uses a
 word without a number cites the one reading docs/verdicts.md gives that word ("Words without
 numbers", W0-W9), the sizes those readings fix are the same in every spec, and the claim
-table of docs/reproduction.md is current."""
+tables of the figure pages docs/reproduction/*.md are current, every paper spec's claims on
+exactly one page."""
 
 from __future__ import annotations
 
@@ -74,10 +75,22 @@ def test_the_size_of_a_ratio_reading_is_the_same_everywhere(item):
             f"margin {margin} on {claim.metric}: S is {S_DECADES:.3f} decades"
 
 
-def test_the_claim_table_is_current():
+def _claim_table():
     spec = importlib.util.spec_from_file_location("claim_table", ROOT / "docs" /
                                                   "claim_table.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    doc = mod.DOC.read_text(encoding="utf-8")
-    assert mod.render(doc) == doc, "run `python docs/claim_table.py`"
+    return mod
+
+
+def test_the_claim_tables_are_current():
+    mod = _claim_table()
+    assert mod.pages(), "no figure pages in docs/reproduction/"
+    stale = [p.name for p in mod.pages()
+             if mod.render(p.read_text(encoding="utf-8")) != p.read_text(encoding="utf-8")]
+    assert not stale, f"stale claim tables in {stale}: run `python docs/claim_table.py`"
+
+
+def test_every_spec_with_claims_is_on_one_page():
+    assert _claim_table().unplaced() == []
+

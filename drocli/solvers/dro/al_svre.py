@@ -49,7 +49,7 @@ class ALSVREParams(Params):
     gamma_w: float = steps.gamma_w(0.001, "inner ")
     gamma_q: float = steps.gamma_q(0.001, "inner ")
     beta: float = Field(0.01, ge=0, description="Catalyst prox weight on w ([DEFAULT] "
-                        "docs/papers/000.md §3.3; sweep in docs/reproduction.md)")
+                        "docs/papers/000.md §3.3; sweep in docs/reproduction/tuning.md)")
     lam: float = Field(0.0, ge=0, description="extra regulariser ([DEFAULT] §3.3: 0)")
     K_in: int | None = auto("inner iterations; auto: K_in = N ([DEFAULT] §3.3)", ge=1)
     p: float | None = auto("snapshot refresh probability; auto: 1/N ([DEFAULT] §3.3)",

@@ -14,9 +14,9 @@ from pydantic import Field
 from drocli.plugins.registry import added, auto
 
 GAMMA_W = ("effective w-step (decoupled steps, §2.5); tuned by the §4.1 protocol, "
-           "grids in docs/reproduction.md")
+           "grids in docs/reproduction/tuning.md")
 GAMMA_Q = ("effective q-step of the entropic (Hedge) update (§2.5); tuned by the "
-           "§4.1 protocol, grids in docs/reproduction.md")
+           "§4.1 protocol, grids in docs/reproduction/tuning.md")
 ETA = ("coupled theory geometry instead of gamma_w, gamma_q: gamma_w = R^2 eta, "
        "gamma_q = 2 ln(m) eta (docs/papers/000.md §1.4); auto: the decoupled gamma_w, gamma_q")
 STAGE1_SHARE = ("stage-1 budget as a share of the run's budget, split by n_i (replaces "
