@@ -94,10 +94,10 @@ def test_unknown_kind_is_a_spec_error():
 @pytest.mark.parametrize("kind", ["box", "scatter"])
 def test_images_carry_no_caption(kind, tmp_path, monkeypatch):
     """Captions go beside the image (the report), for every figure kind."""
-    import drocli.figures.plotting as plotting
+    import drocli.figures.saving as saving
 
     drawn = []
-    monkeypatch.setattr(plotting, "save_figure",
+    monkeypatch.setattr(saving, "save_figure",
                         lambda fig, *a, **k: drawn.append(fig) or [tmp_path / "x.png"])
     df, _ = make_records()
     raw = {"box": {"kind": "box", "name": "f", "panels": [{"metric": "acc"}]},

@@ -30,7 +30,7 @@ def judge_folder(results_dir: Path) -> Judged:
     from drocli.results.integrity import manifest as read_manifest
     from drocli.results.integrity import read_checked
     from drocli.results.records import results_file
-    from drocli.spec import load_saved
+    from drocli.spec.load import load_saved
 
     spec = load_saved(results_file(results_dir, "spec.yaml"))
     df, completeness = read_checked(results_dir)

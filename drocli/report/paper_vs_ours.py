@@ -117,14 +117,14 @@ def markdown(table) -> str:
 def draw(table, out_dir: Path, title: str = "") -> Path:
     """out_dir/paper_vs_ours.png: ours against the paper's, per method, one panel per
     setting and metric: x the paper's mean ± its std, y our mean with its 95 % interval;
-    Spearman's rho in each title. Saved as every figure is (drocli.figures.plotting.save_figure)."""
+    Spearman's rho in each title. Saved as every figure is (drocli.figures.saving.save_figure)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from drocli.figures.plotting import save_figure
+    from drocli.figures.saving import save_figure
 
     rho = rank_agreement(table)
     keys = list(rho)

@@ -76,7 +76,7 @@ def _recorded_seeds(spec_path: Path) -> set[str]:
 
 
 def _spec_seeds(doc: dict) -> set[str]:
-    from drocli.spec import seed_list
+    from drocli.spec.model import seed_list
 
     out: set[str] = set()
     for raw in [doc.get("seeds"), *[(p or {}).get("seeds") for p in

@@ -13,8 +13,9 @@ import numpy as np
 
 from drocli.errors import DrocliError
 from drocli.plugins import registry
-from drocli.spec import Spec, check_text, grid_product, paired
-from drocli.spec.lookups import dump_spec, spec_digest
+from drocli.spec import paired
+from drocli.spec.lookups import dump_spec, grid_product, spec_digest
+from drocli.spec.model import Spec, check_text
 
 
 def _canon(obj) -> str:

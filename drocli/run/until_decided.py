@@ -76,7 +76,7 @@ def plan_unchanged(batch, out: Path) -> None:
     the looks take them) differs from the plan the folder's looks were run under: a plan is
     fixed once its first look has run; a new plan is a new study on fresh seeds, in a
     folder of its own (docs/verdicts.md)."""
-    from drocli.spec import load_saved
+    from drocli.spec.load import load_saved
 
     saved = Path(out) / "spec.yaml"
     if batch.plan is None or not saved.is_file():

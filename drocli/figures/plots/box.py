@@ -44,7 +44,8 @@ class BoxSpec(BaseModel):
 def render(records, spec: BoxSpec, out_dir: Path, formats, dpi, experiment_title,
            context) -> list[Path]:
     from drocli.figures.plots.frame import Frame
-    from drocli.figures.plotting import PALETTE, save_figure
+    from drocli.figures.saving import save_figure
+    from drocli.figures.style import PALETTE
 
     n_rows, n_cols = spec.layout or (1, len(spec.panels))
     frame = Frame(n_rows, n_cols, spec.panel_size, spec.title or experiment_title,

@@ -1,6 +1,6 @@
 """Figure kind `curves` (the default): one panel per metric against a shared x (oracle calls,
 time, iterations), seed mean with a +-1 std band (or median and quartiles; geometric on a
-log y-axis), one legend. Drawn by `drocli.figures.plotting`."""
+log y-axis), one legend. Drawn by `drocli.figures.curves_figure`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from drocli.plugins import registry
 def render(records, spec: FigureSpec, out_dir: Path, formats, dpi, experiment_title,
            context) -> list[Path]:
     """Draw and save one curves figure."""
-    from drocli.figures.plotting import make_figure, problem_metric_label, save_figure
+    from drocli.figures.curves_figure import make_figure, problem_metric_label
+    from drocli.figures.saving import save_figure
 
     context = context or {}
     fig = make_figure(records, spec, experiment_title=experiment_title,

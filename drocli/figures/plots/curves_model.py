@@ -1,7 +1,7 @@
 """The model of the `curves` figure kind (PanelSpec, FigureSpec), apart from its drawing: the
-kind's registration (drocli.figures.plots.curves) and the drawing (drocli.figures.plotting)
-both build on it, and neither imports the other for it. No matplotlib here, so validating a
-spec stays light."""
+kind's registration (drocli.figures.plots.curves) and the drawing
+(drocli.figures.curves_figure) both build on it, and neither imports the other for it. No
+matplotlib here, so validating a spec stays light."""
 
 from __future__ import annotations
 

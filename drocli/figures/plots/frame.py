@@ -10,7 +10,8 @@ import warnings
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from drocli.figures.plotting import LEGEND_FS, TITLE_FS, _legend_grid, _wrap
+from drocli.figures.layout import _legend_grid, _wrap
+from drocli.figures.style import LEGEND_FS, TITLE_FS
 
 
 class Frame:

@@ -246,7 +246,7 @@ def _sorted(df: pd.DataFrame) -> pd.DataFrame:
 # --- drawing ------------------------------------------------------------------------------
 
 def _colors(fig: ObjectiveSpaceFigure) -> dict[str, str]:
-    from drocli.figures.plotting import PALETTE
+    from drocli.figures.style import PALETTE
 
     out, k = {}, 0
     for lab in fig.rows:
@@ -296,7 +296,7 @@ def _letter(k: int) -> str:
 def render(records: pd.DataFrame, fig_spec: ObjectiveSpaceFigure, out_dir: Path, formats: list,
            dpi: int, experiment_title: str | None, context: dict) -> list[Path]:
     """Draw the panels (see the module docstring) and save `<name>.<fmt>`."""
-    from drocli.figures.plotting import save_figure
+    from drocli.figures.saving import save_figure
 
     fig = make_objective_space(records, fig_spec, experiment_title, context)
     title = " - ".join(t for t in (experiment_title, fig_spec.title) if t) or fig_spec.name
@@ -309,7 +309,7 @@ def make_objective_space(records: pd.DataFrame, spec: ObjectiveSpaceFigure,
 
     import matplotlib
 
-    from drocli.figures.plotting import RC
+    from drocli.figures.style import RC
 
     with matplotlib.rc_context(RC):
         return _make(records, spec, experiment_title, context or {})
@@ -322,7 +322,8 @@ def _make(records: pd.DataFrame, spec: ObjectiveSpaceFigure, experiment_title: s
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from drocli.figures.plotting import LEGEND_FS, TITLE_FS, _legend_grid, _wrap
+    from drocli.figures.layout import _legend_grid, _wrap
+    from drocli.figures.style import LEGEND_FS, TITLE_FS
 
     table = final_table(records, spec)
     missing = [lab for lab in spec.rows if lab not in set(table["label"])]

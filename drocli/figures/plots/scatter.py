@@ -70,7 +70,8 @@ def render(records, spec: ScatterSpec, out_dir: Path, formats, dpi, experiment_t
     from matplotlib.lines import Line2D
 
     from drocli.figures.plots.frame import Frame
-    from drocli.figures.plotting import PALETTE, save_figure
+    from drocli.figures.saving import save_figure
+    from drocli.figures.style import PALETTE
 
     per_panel = [points(records, spec, p) for p in spec.panels]
     labels = list(dict.fromkeys(lab for pts in per_panel for lab in pts))
