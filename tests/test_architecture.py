@@ -138,6 +138,6 @@ def test_the_graph_sees_a_circle():
     assert "drocli.plugins.registry" in imports("drocli.run.cells", deferred=False)
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
-    tree = ast.parse("from . import registry\nfrom .plots import curves\n")
-    got = set().union(*(_targets("drocli.spec", False, n) for n in tree.body))
-    assert got == {"drocli.plugins.registry", "drocli.figures.plots.curves"}
+    tree = ast.parse("from . import plotting\nfrom .plots import curves\n")
+    got = set().union(*(_targets("drocli.figures.render", False, n) for n in tree.body))
+    assert got == {"drocli.figures.plotting", "drocli.figures.plots.curves"}

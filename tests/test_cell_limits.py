@@ -105,7 +105,8 @@ def test_a_threaded_run_records_a_sleeping_cell_and_exits(tmp_path):
     spec.write_text(TINY_SPEC.replace("{name: aleg, label: ALEG}",
                                       "{name: toy_sleeps, label: ALEG}")
                     .replace("checkpoints: 8}", "checkpoints: 8, max_time_s: 2}"))
-    code = ("import sys; from drocli import misbehaving, registry; from drocli.cli import main\n"
+    code = ("import sys; from drocli.run import misbehaving; from drocli.plugins import registry\n"
+            "from drocli.cli import main\n"
             "misbehaving.register_toys()\n"
             "e = registry.get('solver', 'toy_sleeps')\n"
             "registry._REGISTRY['solver']['toy_sleeps'] = e.__class__(**{**e.__dict__, "
