@@ -29,7 +29,7 @@ def link(pages: list) -> dict[str, list[Pair]]:
     page every ablation of its claims. `pages` have name, experiment, profile and claims
     (ClaimResult); the paper profile's page is the one of the same experiment whose
     profile is `paper`."""
-    from drocli.claims import tag
+    from drocli.claims.verdict_text import tag
 
     papers = {p.experiment: p for p in pages if p.profile == "paper"}
     out: dict[str, list[Pair]] = {}

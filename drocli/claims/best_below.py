@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli.claims import ClaimBase
+from drocli.claims.base import ClaimBase
 from drocli.claims.judge import _curve_stats, _judge
 from drocli.plugins import registry
 

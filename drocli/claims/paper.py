@@ -50,7 +50,8 @@ def paper_records(reported, experiment: str = "paper"):
 def read(claim, records, profile: str) -> dict | None:
     """The claim read on the paper's records (paper_records): {status: supported |
     unsupported, detail, values}; None when they do not cover its subject."""
-    from drocli.claims import evaluate_claim, panel_parts, validate_claim
+    from drocli.claims.base import panel_parts, validate_claim
+    from drocli.claims.evaluate_one import evaluate_claim
 
     if records is None or claim.kind not in FINAL_KINDS or getattr(claim, "opaque", False):
         return None
@@ -106,10 +107,10 @@ def size(claim) -> str:
 
 
 def apply(results: list, claims: list, records, profile: str) -> list:
-    """Each result (drocli.claims.evaluate_claims) with its claim read on the paper's
+    """Each result (drocli.claims.evaluate.evaluate_claims) with its claim read on the paper's
     records: the reading kept in `paper`; a claim they do not support becomes `unsupported`,
     our verdict kept in the reading. Skipped claims stay skipped."""
-    from drocli.claims import validate_claim
+    from drocli.claims.base import validate_claim
 
     if records is None:
         return results

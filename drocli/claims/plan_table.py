@@ -8,7 +8,7 @@ needs the critical value at that level for the look's seeds (a seeded simulation
 exactly what `sequential.nominal_levels` and `inference.simulated_critical_value` give, for
 the plans in PLANS and the alphas a claim at the default 95 % confidence asks for: the
 HOLDS side (1 - c) / 2 and the refutation (1 - c) / (2 k) for k = 1..32 comparisons, with c
-the claim's confidence or a panel's, 1 - (1 - 0.95) / d for d = 1..12 (drocli.claims,
+the claim's confidence or a panel's, 1 - (1 - 0.95) / d for d = 1..12 (drocli.claims.evaluate_one,
 _in_panels). Other plans, levels and seed counts are computed as before, only slower: a
 first `check` of a folder judged at its plan's looks then needs neither scipy nor the
 simulation. A test recomputes entries and compares them to the bit; regenerate with

@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from drocli.claims import ClaimBase
+from drocli.claims.base import ClaimBase
 from drocli.claims.inference import family, note, paired_effects, paired_t, signed_difference
 from drocli.claims.judge import _beats, _relation, _worst, effects_text, fmt_values
 from drocli.plugins import registry

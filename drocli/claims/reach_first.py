@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from drocli.claims import ClaimBase
+from drocli.claims.base import ClaimBase
 from drocli.claims.inference import CANNOT_DECIDE
 from drocli.claims.judge import (
     SkipClaim,

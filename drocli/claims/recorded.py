@@ -1,6 +1,6 @@
 """Verdicts as judged when the run finished, kept in the results folder (verdicts.json), so
 that a folder opens without the plug-ins that made it (issue 42): a claim whose kind is not
-installed here is read as an `OpaqueClaim` (drocli.claims) and shown with its recorded
+installed here is read as an `OpaqueClaim` (drocli.claims.base) and shown with its recorded
 verdict, said to be such; with the kind installed, `check` judges it afresh."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Literal
 
 import numpy as np
 
-from drocli.claims import ClaimBase
+from drocli.claims.base import ClaimBase
 from drocli.claims.judge import _final_stats, _relation, effects_text
 from drocli.plugins import registry
 

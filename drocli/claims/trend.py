@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from drocli.claims import ClaimBase, Scalar
+from drocli.claims.base import ClaimBase, Scalar
 from drocli.claims.inference import diverged_guard, family, note, paired_t, signed_difference
 from drocli.claims.judge import SkipClaim, _final_stats, effects_text, fmt_values
 from drocli.plugins import registry

@@ -44,7 +44,7 @@ def _same_number(a, b) -> bool:
 def needed(claim, missing: list[dict]) -> list[dict]:
     """The unfinished cells a claim would judge: its labels, inside its filter and, for a
     claim judged in panels, inside one of them."""
-    from drocli.claims import panel_parts
+    from drocli.claims.base import panel_parts
 
     out = []
     for st in missing:
@@ -77,7 +77,7 @@ def apply(results: list, claims: list, manifest: dict, profile: str) -> list:
     """`results` with each claim whose cells did not finish made `incomplete` (a claim
     skipped because its labels are missing from the records is among them; one not for
     this profile stays skipped)."""
-    from drocli.claims import validate_claim
+    from drocli.claims.base import validate_claim
 
     missing = cells(manifest or {})
     if not missing:

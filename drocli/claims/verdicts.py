@@ -25,7 +25,7 @@ class Judged:
 
 
 def judge_folder(results_dir: Path) -> Judged:
-    from drocli.claims import evaluate_claims
+    from drocli.claims.evaluate import evaluate_claims
     from drocli.results.flags import folder_flags
     from drocli.results.integrity import manifest as read_manifest
     from drocli.results.integrity import read_checked

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from drocli.claims import ClaimBase
+from drocli.claims.base import ClaimBase
 from drocli.claims.judge import _final_stats, _judge
 from drocli.plugins import registry
 
