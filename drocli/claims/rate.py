@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from drocli.claims import ClaimBase
+from drocli.claims.base import ClaimBase
 from drocli.claims.inference import family, note, paired_t
 from drocli.claims.judge import effects_text, fmt_values
 from drocli.plugins import registry
