@@ -48,11 +48,12 @@ class Source(Params):
 
 
 class Ablates(Params):
-    """The claim of the paper profile that an ablation's claim re-tests, and what differs."""
+    """The claim of the paper profile that another claim re-tests, and what differs: an
+    ablation changes one setting we chose, a revision corrects the test itself."""
 
     claim: str = Field(min_length=1, description="the id of the claim re-tested")
-    changes: str = Field(min_length=10, description="the one setting changed, in words, "
-                         "with its spec key")
+    changes: str = Field(min_length=10, description="what differs, in words: an ablation's "
+                         "one setting with its spec key, or what a revised test now reads")
 
 
 class ClaimBase(Params):
@@ -103,6 +104,10 @@ class ClaimBase(Params):
     ablates: Ablates | None = Field(
         None, description="this claim re-tests a claim of the paper profile with one "
         "setting changed: {claim: ID, changes: what differs}; the report shows both verdicts")
+    revises: Ablates | None = Field(
+        None, description="this claim corrects the test of a claim of the paper profile "
+        "(a new study on fresh seeds, registered before it runs): {claim: ID, changes: what "
+        "the test now reads}; that claim's cause is `test`; the report shows both verdicts")
     _family: int = PrivateAttr(1)      # comparisons a refutation is corrected for, / others
 
     @model_validator(mode="after")

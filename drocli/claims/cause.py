@@ -9,7 +9,10 @@ negative, says why in `cause: {kind, note[, key]}`, written beside its mark:
 - `timing`: the times compared were measured apart from the compared methods, or on
   another machine;
 - `undecidable`: the test cannot decide it, however many seeds;
-- `genuine`: the setting matches the paper's and the claim does not hold.
+- `genuine`: the setting matches the paper's and the claim does not hold;
+- `test`: our test does not read the paper's sentence; a claim that corrects it
+  (`revises: {claim: ID}`) is judged in a new study on fresh seeds, registered before it
+  runs, and the report shows both verdicts.
 
 The cause is an explanation, not part of the test: it stays out of the claim's registration
 hash, as `source` does. It is validated twice. On load, against the spec: a `setting` key
@@ -34,6 +37,7 @@ KINDS = {
     "timing": "timing measured apart or on another machine",
     "undecidable": "a test that cannot decide",
     "genuine": "genuine: the paper's setting, and the claim does not hold",
+    "test": "a defect of our test, revised and judged again on fresh seeds",
 }
 NEGATIVE = ("fails", "not_reproduced")
 NONE_GIVEN = "no cause given"
@@ -91,6 +95,13 @@ def check_on_load(claim, raw: dict, file: str | None, key: str, claims=()) -> No
                           fix="add the spec's `reported:` block, or choose another kind")
     on_time = claim.kind == "wall_time_below" or "time" in str(claim.metric or "") \
         or getattr(claim, "x", None) == "time_s"         # e.g. reach_first along seconds
+    if cause.kind == "test" and not any(
+            isinstance(c, dict) and isinstance(c.get("revises"), dict)
+            and c["revises"].get("claim") == claim.id for c in raw.get("claims") or []):
+        raise DrocliError("a `test` cause needs the claim that corrects the test", file=file,
+                          key=f"{where}.kind", fix=f"add a claim with `revises: {{claim: "
+                          f"{claim.id}, changes: ...}}` in a profile of fresh seeds, or "
+                          "choose another kind")
     if cause.kind == "timing" and not on_time:
         raise DrocliError("a `timing` cause belongs to a claim on time", file=file,
                           key=f"{where}.kind", fix="choose another kind")
@@ -171,7 +182,7 @@ def counts(results: list) -> dict:
 
 SHORT = {"paper_numbers": "paper's numbers", "stand_in": "stand-in", "setting": "setting",
          "timing": "timing", "undecidable": "cannot decide", "genuine": "genuine",
-         None: "no cause given"}
+         "test": "test revised", None: "no cause given"}
 
 
 def summary(by_kind: dict) -> str:

@@ -46,6 +46,8 @@ def evaluate_claims(records, claims: list, profile: str, manifest: dict | None =
                                    split.of_seeds))
         if getattr(c, "ablates", None) is not None:
             out[-1].ablates = c.ablates.model_dump()
+        if getattr(c, "revises", None) is not None:
+            out[-1].revises = c.revises.model_dump()
     return out
 
 

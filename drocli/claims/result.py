@@ -46,6 +46,7 @@ class ClaimResult:
     # why a negative verdict is negative (drocli.claims.cause): {kind, note[, key]}
     cause: dict = field(default_factory=dict)
     ablates: dict = field(default_factory=dict)   # {claim, changes}: the claim re-tested
+    revises: dict = field(default_factory=dict)   # {claim, changes}: the test it corrects
 
     @property
     def failed(self) -> bool:
@@ -80,6 +81,7 @@ class ClaimResult:
                 **({"paper": self.paper} if self.paper else {}),
                 **({"cause": self.cause} if self.cause else {}),
                 **({"ablates": self.ablates} if self.ablates else {}),
+                **({"revises": self.revises} if self.revises else {}),
                 "summaries": self.summaries}
 
 

@@ -48,14 +48,15 @@ def check_profile_name(name, *, file: str | None, key: str) -> None:
 
 
 def _check_ablates(claims: list, written: dict, file: str) -> None:
-    """An ablation's claim names a claim of the spec as written (its paper claims)."""
+    """An ablation's or a revision's claim names another claim of the spec as written."""
     ids = [c.get("id") for c in written.get("claims") or [] if isinstance(c, dict)]
     for i, c in enumerate(claims):
-        a = getattr(c, "ablates", None)
-        if a is not None and a.claim not in ids:
-            raise DrocliError(f"claim {c.id!r} ablates {a.claim!r}, which is not a claim of "
-                              "the spec", file=file, key=f"claims[{i}].ablates.claim",
-                              fix=did_you_mean(a.claim, [str(x) for x in ids]))
+        for what in ("ablates", "revises"):
+            a = getattr(c, what, None)
+            if a is not None and (a.claim not in ids or a.claim == c.id):
+                raise DrocliError(f"claim {c.id!r} {what} {a.claim!r}, which is not another "
+                                  "claim of the spec", file=file, key=f"claims[{i}].{what}.claim",
+                                  fix=did_you_mean(a.claim, [str(x) for x in ids if x != c.id]))
 
 
 def validate_outputs(spec: Spec, file: str, lenient: bool = False,
