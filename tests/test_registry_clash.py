@@ -1,5 +1,6 @@
 """One name, one entry (issue 42): an entry is its module and function; a second module
-registering a taken name is refused at load, naming both; overriding a built-in needs
+registering a taken name is refused wherever that name is used, naming both (issue 57: and
+only there); overriding a built-in needs
 `replace=True`, which `list` shows; `list`, `run` and the contract suite resolve a name the
 same way, whichever module is imported first."""
 
@@ -52,15 +53,29 @@ def _solver(module: str, name: str, extra: str = "") -> str:
 
 
 def test_two_packages_with_one_name_are_refused_naming_both(tmp_path):
-    """Two functions both called `solve`, in two packages, under one name."""
+    """Two functions both called `solve`, in two packages, under one name: the name is
+    refused wherever it is used, naming both; nothing else is blocked (issue 57)."""
+    from tests.conftest import TINY_SPEC
+
     _package(tmp_path, "pkg_a", {"pkg_a": _solver("pkg_a", "dup_solver")})
     _package(tmp_path, "pkg_b", {"pkg_b": _solver("pkg_b", "dup_solver")})
-    for args in (("list", "solvers"), ("list", "solvers", "dup_solver")):
-        res = _drocli(tmp_path, *args)
-        assert res.returncode == 2, res.stdout + res.stderr
-        line = res.stderr.strip()
-        assert "Traceback" not in line and len(line.splitlines()) == 1, line
-        assert "pkg_a.solve" in line and "pkg_b.solve" in line and "replace=True" in line
+    res = _drocli(tmp_path, "list", "solvers", "dup_solver")
+    assert res.returncode == 2, res.stdout + res.stderr
+    line = res.stderr.strip()
+    assert "Traceback" not in line and len(line.splitlines()) == 1, line
+    assert "pkg_a.solve" in line and "pkg_b.solve" in line and "replace=True" in line
+    res = _drocli(tmp_path, "list", "solvers")        # the listing names the clash
+    assert res.returncode == 0, res.stderr
+    row = next(r for r in res.stdout.splitlines() if "dup_solver" in r)
+    assert "REFUSED" in row and "pkg_a.solve" in row and "pkg_b.solve" in row, row
+    assert any(r.split()[:1] == ["aleg"] for r in res.stdout.splitlines())
+    (tmp_path / "tiny.yaml").write_text(TINY_SPEC)   # a spec that does not use the name
+    res = _drocli(tmp_path, "show", "tiny.yaml")
+    assert res.returncode == 0, res.stderr
+    bad = TINY_SPEC.replace("{name: smd, label: SMD}", "{name: dup_solver, label: SMD}")
+    (tmp_path / "bad.yaml").write_text(bad)            # and one that does
+    res = _drocli(tmp_path, "show", "bad.yaml")
+    assert res.returncode == 2 and "pkg_a.solve" in res.stderr and "bad.yaml" in res.stderr
 
 
 def test_a_built_in_is_not_shadowed_without_replace(tmp_path):
@@ -106,7 +121,12 @@ def test_registration_in_process_names_both_origins():
         """Another solve."""
 
     registry.get("solver", "sgd")
-    with pytest.raises(DrocliError, match=r"registered twice: by drocli\.solvers.*"
-                                          r"test_registry_clash"):
-        registry.solver("sgd", family="finite_sum", description="x")(solve)
+    registry.solver("sgd", family="finite_sum", description="x")(solve)
+    try:
+        with pytest.raises(DrocliError, match=r"registered twice: by drocli\.solvers.*"
+                                              r"test_registry_clash"):
+            registry.get("solver", "sgd")
+        assert registry._REGISTRY["solver"]["sgd"].func is not solve
+    finally:
+        registry._CLASHES["solver"].pop("sgd", None)
     assert registry.get("solver", "sgd").func is not solve

@@ -44,6 +44,9 @@ from drocli.plugins.params import (  # noqa: F401 -- the plug-in API: an entry's
 
 _REGISTRY: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
 _REPLACED: dict[str, set[str]] = {k: set() for k in KINDS}    # names overridden on purpose
+# names two modules register without replace=True -> the refusal; only a lookup of that name
+# (a spec, `list KIND NAME`) is refused, so one clash does not block every other spec
+_CLASHES: dict[str, dict[str, DrocliError]] = {k: {} for k in KINDS}
 _LOADED_KINDS: set[str] = set()
 
 
@@ -111,10 +114,11 @@ def register(kind: str, name: str, *, params: type[Params] | None = None,
                 _REGISTRY[kind][name] = dataclasses.replace(old, replaces=origin(obj))
                 return obj
             if not replace or name in _REPLACED[kind]:     # two entries, or two overrides
-                raise DrocliError(f"{kind} {name!r} is registered twice: by {origin(old.func)}"
-                                  f" and by {origin(obj)}",
-                                  fix="rename one of them; to override the other on purpose, "
-                                      "register with replace=True")
+                _CLASHES[kind][name] = DrocliError(
+                    f"{kind} {name!r} is registered twice: by {origin(old.func)} and by "
+                    f"{origin(obj)}", fix="rename one of them; to override the other on "
+                    "purpose, register with replace=True")
+                return obj
             replaces = origin(old.func)
         if replace:
             _REPLACED[kind].add(name)
@@ -159,7 +163,13 @@ def static_summaries(kind: str) -> dict[str, tuple[str | None, str]]:
     out = {}
     for name in names(kind):
         if name in _REGISTRY[kind] or len(discovery.claimants(kind, name)) > 1:
-            e = get(kind, name)        # two modules claim it: the registry decides
+            try:
+                e = get(kind, name)    # two modules claim it: the registry decides
+            except DrocliError as err:
+                if name not in _CLASHES[kind]:
+                    raise
+                out[name] = (None, f"REFUSED: {err.detail}; a spec that uses it is refused")
+                continue
             out[name] = (e.family, e.summary + (f" (replaces {e.replaces})"
                                                 if e.replaces else ""))
         elif name in discovery.STATIC.get(kind, {}):
@@ -224,6 +234,9 @@ def get(kind: str, name: str, *, file: str | None = None, key: str | None = None
             _import(mod, kind, name)
         if name not in table:
             _load_loose()
+    if name in _CLASHES[kind]:
+        clash = _CLASHES[kind][name]
+        raise DrocliError(clash.detail, file=file, key=key, fix=clash.fix)
     if name not in table:
         raise DrocliError(f"unknown {kind} {name!r}", file=file, key=key,
                           fix=did_you_mean(str(name), names(kind))
