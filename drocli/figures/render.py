@@ -47,6 +47,8 @@ def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
                                                                run.seeds),
                                         "title": f"{f.title or ''}{tag}".strip() or None})
                    for f in figures]
+    if run is not None and getattr(run, "profile", None) not in (None, "paper"):
+        figures = [drop_empty_panels(records, f) for f in figures]
     with matplotlib.rc_context(RC):
         for spec in figures:
             empty = matches_nothing(records, spec, metrics=skipped is not None)
@@ -60,6 +62,36 @@ def plot_figures(records: pd.DataFrame, figures: list, out_dir: Path,
             paths += render(records, spec, out_dir, formats, dpi, experiment_title,
                             {**(context or {}), "subset": skipped is not None})
     return paths
+
+
+def drop_empty_panels(records: pd.DataFrame, spec):
+    """The figure without the panels whose filter matches none of the records, in a run of a
+    profile that holds some of the spec's cases only (issue 57: a smoke run of one setting
+    drew the others as "no data"); its caption names them. A figure with no panel left, or
+    one whose panels have no filters, is returned as it is (matches_nothing decides)."""
+    import math
+
+    from drocli.results.aggregate import apply_filter
+
+    panels = getattr(spec, "panels", None)
+    if not isinstance(panels, list | tuple) or not panels or \
+            "layout" not in type(spec).model_fields:
+        return spec
+    try:
+        rows = apply_filter(records, dict(getattr(spec, "filter", None) or {}))
+        keep = [p for p in panels if getattr(p, "filter", None) is None
+                or not apply_filter(rows, dict(p.filter)).empty]
+    except DrocliError:
+        return spec
+    if not keep or len(keep) == len(panels):
+        return spec
+    gone = [", ".join(f"{k}={v}" for k, v in dict(p.filter).items()) for p in panels
+            if p not in keep]
+    cols = min((spec.layout or (1, len(panels)))[1], len(keep))
+    note = (f"Not in this run, so not drawn: the panels of {'; '.join(dict.fromkeys(gone))}.")
+    caption = f"{spec.caption.rstrip()} {note}" if getattr(spec, "caption", None) else note
+    return spec.model_copy(update={"panels": keep, "caption": caption,
+                                   "layout": (math.ceil(len(keep) / cols), cols)})
 
 
 def matches_nothing(records: pd.DataFrame, spec, metrics: bool = True) -> str | None:

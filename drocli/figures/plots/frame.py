@@ -25,7 +25,7 @@ class Frame:
         pw, ph = panel_size
         width = pw * n_cols
         self.labels = list(legend_labels or [])
-        self.title_lines = _wrap(title, width, TITLE_FS * 1.05)
+        self.title_lines = _wrap(title, width, TITLE_FS, weight="bold")
         self.per_row, legend_rows = _legend_grid(self.labels, width)
         self.pad = 0.08
         self.title_h = len(self.title_lines) * TITLE_FS * 1.35 / 72

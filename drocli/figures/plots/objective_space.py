@@ -345,7 +345,7 @@ def _make(records: pd.DataFrame, spec: ObjectiveSpaceFigure, experiment_title: s
     n_rows, n_cols = spec.grid_shape
     pw, ph = spec.panel_size
     width = pw * n_cols
-    title_lines = _wrap(spec.title or experiment_title, width, TITLE_FS * 1.05)
+    title_lines = _wrap(spec.title or experiment_title, width, TITLE_FS, weight="bold")
     # two legend blocks: the reference elements, then one dot per method
     ref_labels, ref_handles = [], []
     if front is not None:
