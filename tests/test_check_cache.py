@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from drocli import cli
+from drocli.cli import checking  # where `check` looks up _judge
 from drocli.results import check_cache
 from tests.conftest import call
 
@@ -31,16 +31,16 @@ def test_same_bytes_replay_the_same_answer(folder, monkeypatch, capsys):
     assert call("check", folder) == 0
     first = capsys.readouterr()
     assert "HOLDS" in first.out or "INCONCLUSIVE" in first.out
-    monkeypatch.setattr(cli, "_judge", _no_judging)
+    monkeypatch.setattr(checking, "_judge", _no_judging)
     assert call("check", folder) == 0
     again = capsys.readouterr()
     assert (again.out, again.err) == (first.out, first.err)
 
 
 def test_exit_code_and_stderr_are_replayed(folder, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "_judge", lambda *a: (["FAILS  x"], ["drocli: note"], 1))
+    monkeypatch.setattr(checking, "_judge", lambda *a: (["FAILS  x"], ["drocli: note"], 1))
     assert call("check", folder) == 1
-    monkeypatch.setattr(cli, "_judge", _no_judging)
+    monkeypatch.setattr(checking, "_judge", _no_judging)
     assert call("check", folder) == 1
     out = capsys.readouterr()
     assert out.out == "FAILS  x\nFAILS  x\n" and out.err == "drocli: note\ndrocli: note\n"
@@ -51,8 +51,8 @@ def test_exit_code_and_stderr_are_replayed(folder, monkeypatch, capsys):
 def test_any_change_judges_afresh(folder, monkeypatch, change, capsys):
     assert call("check", folder) == 0
     judged = []
-    real = cli._judge
-    monkeypatch.setattr(cli, "_judge", lambda *a: judged.append(a) or real(*a))
+    real = checking._judge
+    monkeypatch.setattr(checking, "_judge", lambda *a: judged.append(a) or real(*a))
     args = ["check", folder]
     if change == "records":       # same rows, other gzip bytes: the key is the bytes read
         rec = folder / "records.csv.gz"
@@ -137,7 +137,7 @@ def test_forged_answer_is_not_replayed(folder, tmp_path, monkeypatch, capsys):
     key = tmp_path / "config" / "drocli" / "cache.key"
     assert key.stat().st_mode & 0o777 == 0o600
     key.chmod(0o644)                                               # not private: no cache
-    judged, real = [], cli._judge
-    monkeypatch.setattr(cli, "_judge", lambda *a: judged.append(a) or real(*a))
+    judged, real = [], checking._judge
+    monkeypatch.setattr(checking, "_judge", lambda *a: judged.append(a) or real(*a))
     assert call("check", folder) in (0, 1) and call("check", folder) in (0, 1)
     assert len(judged) == 2

@@ -196,7 +196,7 @@ def test_a_results_folder_named_with_a_non_utf8_byte(recorded, tmp_path):
 BARRIER = """
 import sys, time
 from pathlib import Path
-import drocli.report as r
+import drocli.report.folder as r     # where write() looks up _load and _write
 
 meet, me, others = Path(sys.argv.pop(1)), sys.argv.pop(1), int(sys.argv.pop(1))
 load = r._load
@@ -251,7 +251,7 @@ def test_concurrent_reports_into_one_folder_keep_both(recorded, tmp_path):
 SLOW = """
 import atexit, sys, time
 from pathlib import Path
-import drocli.report as r
+import drocli.report.folder as r     # where write() looks up _load and _write
 
 marks, phase = Path(sys.argv.pop(1)), sys.argv.pop(1)
 load, write = r._load, r._write
