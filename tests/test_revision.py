@@ -78,3 +78,18 @@ def test_the_report_pairs_a_revision_with_the_claim_it_corrects():
     kinds = {(p.kind, p.claim) for p in pairs["e"]}
     assert kinds == {("revision", "c2"), ("ablation", "c3")}
     assert [p.kind for p in pairs["e-revised"]] == ["revision"]
+
+
+def test_the_report_titles_the_section_by_what_it_pairs():
+    from types import SimpleNamespace
+
+    from drocli.report.sections import ablation_html, ablation_section
+
+    orig = ClaimResult("c", "t", "final_below", "not_reproduced", "d", reproduced=False)
+    new = ClaimResult("c2", "t", "final_below", "holds", "d")
+    new.revises = {"claim": "c", "changes": "reads the sentence"}
+    page = SimpleNamespace(ablations=link([_Page("e", "paper", [orig]),
+                                           _Page("e-revised", "revised", [new])])["e"])
+    text = "\n".join(ablation_section(page))
+    assert "## Revisions" in text and "| c2 | revision | HOLDS" in text
+    assert "<h2>Revisions</h2>" in ablation_html(page)

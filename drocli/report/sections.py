@@ -38,17 +38,26 @@ def paper_section(page: Page) -> list[str]:
 
 
 ABLATION_WORDS = ("Each ablation changes one setting we chose and re-tests a claim of the "
-                  "paper profile under it, on fresh seeds with its own plan: the two "
-                  "verdicts side by side.")
+                  "paper profile under it; each revision corrects a test that did not read "
+                  "the paper's sentence (that claim's cause: test). Both run on fresh seeds "
+                  "with their own plan, registered before their runs: the two verdicts side "
+                  "by side.")
+
+
+def _title(page: Page) -> str:
+    kinds = {p.kind for p in page.ablations}
+    return {frozenset({"ablation"}): "Ablations", frozenset({"revision"}): "Revisions"}.get(
+        frozenset(kinds), "Ablations and revisions")
 
 
 def ablation_section(page: Page) -> list[str]:
-    """The ablations of this page's claims, or of the claims this page's ablation re-tests."""
+    """The ablations and revisions of this page's claims, or of the claims this page's
+    ablation or revision re-tests."""
     from drocli.claims.ablation import HEADER, rows
 
     if not page.ablations:
         return []
-    out = ["", "## Ablations", "", ABLATION_WORDS, "", "| " + " | ".join(HEADER) + " |",
+    out = ["", f"## {_title(page)}", "", ABLATION_WORDS, "", "| " + " | ".join(HEADER) + " |",
            "|" + "---|" * len(HEADER)]
     return out + ["| " + " | ".join(md(c) for c in r) + " |" for r in rows(page.ablations)]
 
@@ -63,7 +72,7 @@ def ablation_html(page: Page) -> str:
     head = "<tr>" + "".join(f"<th>{e(h)}</th>" for h in HEADER) + "</tr>"
     body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>"
                    for r in rows(page.ablations))
-    return f"<h2>Ablations</h2><p>{e(ABLATION_WORDS)}</p><table>{head}{body}</table>"
+    return f"<h2>{_title(page)}</h2><p>{e(ABLATION_WORDS)}</p><table>{head}{body}</table>"
 
 
 def paper_html(page: Page) -> str:
