@@ -97,6 +97,10 @@ def test_a_folder_opens_after_its_package_is_uninstalled(tmp_path):
     assert res.returncode == 0 and (out / "figures" / "fig.png").is_file(), res.stderr
     res = _drocli(tmp_path, None, "report", out, "--out", tmp_path / "report")
     assert res.returncode == 0, res.stderr
+    res = _drocli(tmp_path, None, "show", out)       # provenance, then the spec as saved
+    assert res.returncode == 0, res.stderr
+    assert "not validated here" in res.stdout and "noisy_line" in res.stdout
+    assert (out / "spec.yaml").read_text() in res.stdout
     # no verdicts kept (a folder from before): the claim is skipped and says why
     (out / "verdicts.json").unlink()
     res = _drocli(tmp_path, None, "check", out, "--json")

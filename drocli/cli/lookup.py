@@ -70,7 +70,16 @@ def show(spec_file, overrides, multirun, only_solvers, only_data, profile, sets)
 
         for k, v in folder_provenance(spec_file):
             click.echo(shown(f"# {k}: {' '.join(str(v).split())}"))
-        click.echo(dump_spec(_saved_spec(spec_file)), nl=False)
+        try:
+            click.echo(dump_spec(_saved_spec(spec_file)), nl=False)
+        except DrocliError as e:
+            # a plug-in it names is not installed: the folder still describes itself
+            from drocli.results.files import MAX_SPEC_BYTES, read_text
+            from drocli.results.records import results_file
+
+            text = read_text(results_file(spec_file, "spec.yaml"), MAX_SPEC_BYTES)
+            click.echo(shown(f"# spec.yaml as saved (not validated here: {e.detail})"))
+            click.echo(text, nl=not text.endswith("\n"))
         return
     with comma_hint(overrides, multirun):
         spec = load_spec(spec_file, profile=profile,
