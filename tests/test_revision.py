@@ -19,12 +19,12 @@ CAUSE = {"kind": "test", "note": "the test read the sentence wrongly; revised as
 def _spec(tmp_path, revises=None, cause=CAUSE) -> str:
     raw = yaml.safe_load(TINY_SPEC)
     first = raw["claims"][0]
-    first.update(reproduced=False, cause=cause, profiles=["smoke"])
+    first.update(reproduced=False, cause=cause, profiles=["smoke", "paper"])
     if revises is not None:
         raw["claims"].append(dict(first, id="again", revises=revises, profiles=["revised"],
                                   reproduced=True, cause=None))
         del raw["claims"][-1]["cause"]
-    raw["profiles"]["revised"] = {"seeds": [5, 6]}
+    raw["profiles"]["revised"] = {"seeds": [5, 6], "judge_as": "paper"}
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return str(path)
@@ -59,7 +59,10 @@ def test_the_revision_keeps_its_link_in_check_json(tmp_path, capsys):
     got = json.loads(capsys.readouterr().out)
     claims = got["claims"] if isinstance(got, dict) else got
     again = next(c for c in claims if c["id"] == "again")
-    assert again["revises"] == revises and again["status"] != "error"
+    assert again["revises"] == revises and again["status"] not in ("error", "skipped")
+    # the new study judges the paper profile's claim too (judge_as: paper), beside its own
+    first = next(c for c in claims if c["id"] == "below_start")
+    assert first["status"] != "skipped", first["detail"]
 
 
 class _Page:
