@@ -56,6 +56,26 @@ class Ablates(Params):
                          "one setting with its spec key, or what a revised test now reads")
 
 
+class StudyProfile(str):
+    """The profile claims are judged as (`judge_as`, else the run's own), carrying the run's
+    own name too: a profile that is another study of the paper profile's claims
+    (`judge_as: paper`) judges them as the paper profile does, and also the claims written
+    for it by name (a revision's corrected claims, `profiles: [revised]`)."""
+
+    names: frozenset
+
+    def __new__(cls, judged_as: str | None, own: str | None = None):
+        obj = super().__new__(cls, judged_as or "")
+        obj.names = frozenset(n for n in (judged_as, own) if n)
+        return obj
+
+
+def judged_on(profiles, profile) -> bool:
+    """Whether a claim with these `profiles` is judged on `profile` (a name, or a
+    StudyProfile with its two names)."""
+    return profiles is None or bool(set(profiles) & getattr(profile, "names", {profile}))
+
+
 class ClaimBase(Params):
     """The fields every claim has; each kind's model adds its own and fixes `kind`."""
 

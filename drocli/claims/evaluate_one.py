@@ -16,7 +16,7 @@ that false verdicts stay at or below the nominal rate.
 
 from __future__ import annotations
 
-from drocli.claims.base import ClaimBase, panel_parts, panels_set_metric
+from drocli.claims.base import ClaimBase, judged_on, panel_parts, panels_set_metric
 from drocli.claims.result import ClaimResult
 from drocli.errors import DrocliError
 from drocli.plugins import registry
@@ -34,8 +34,8 @@ def evaluate_claim(records, claim: ClaimBase, profile: str) -> ClaimResult:
                            dict(values or {}), dict(effects or {}), point or status,
                            claim.source)
 
-    if claim.profiles is not None and profile not in claim.profiles:
-        return result("skipped", f"profile {profile!r} not in {claim.profiles}")
+    if not judged_on(claim.profiles, profile):
+        return result("skipped", f"profile {str(profile)!r} not in {claim.profiles}")
     where = f"claims[{claim.id}]"
     if claim.metric is not None:
         metrics = sorted(map(str, as_text(records["metric"]).dropna().unique()))

@@ -3,7 +3,7 @@ verdict (drocli.claims.sequential); without a plan, one look on every seed."""
 
 from __future__ import annotations
 
-from drocli.claims.base import ClaimBase
+from drocli.claims.base import ClaimBase, judged_on
 from drocli.claims.evaluate_one import evaluate_claim
 from drocli.claims.result import ClaimResult
 
@@ -21,7 +21,7 @@ def evaluate_at_looks(records, claim: ClaimBase, profile: str, plan: dict | None
     that decides gives the verdict (drocli.claims.sequential); without a plan, one look on
     every seed. `of_seeds(records, seeds)` takes a look's rows (default `rows_of_seeds`;
     evaluate_claims keeps each look's rows for the claims that share them)."""
-    if not plan or (claim.profiles is not None and profile not in claim.profiles):
+    if not plan or not judged_on(claim.profiles, profile):
         return evaluate_claim(records, claim, profile)
     from drocli.claims.sequential import at_look
 

@@ -77,14 +77,14 @@ def apply(results: list, claims: list, manifest: dict, profile: str) -> list:
     """`results` with each claim whose cells did not finish made `incomplete` (a claim
     skipped because its labels are missing from the records is among them; one not for
     this profile stays skipped)."""
-    from drocli.claims.base import validate_claim
+    from drocli.claims.base import judged_on, validate_claim
 
     missing = cells(manifest or {})
     if not missing:
         return results
     for r, raw in zip(results, claims, strict=True):
         claim = validate_claim(raw)
-        if claim.profiles is not None and profile not in claim.profiles:
+        if not judged_on(claim.profiles, profile):
             continue
         gone = needed(claim, missing)
         if gone:

@@ -40,32 +40,21 @@ def judge_folder(results_dir: Path) -> Judged:
         man = {}
     tuning = tuning_seeds(spec, results_dir)
     from drocli.claims import cause, recorded, unfinished
+    from drocli.claims.base import StudyProfile
     from drocli.claims.paper import apply, paper_records
     from drocli.claims.reported import frame
     from drocli.report import paper_vs_ours
 
     reported = frame(spec)        # the paper's own numbers, None without `reported:`
     paper = None if reported is None else paper_records(reported, spec.name)
-    profile = spec.claims_profile
-    mine = study_claims(spec)
-    judged = unfinished.apply(evaluate_claims(df, mine, profile, manifest=man,
+    profile = StudyProfile(spec.claims_profile, spec.profile)
+    judged = unfinished.apply(evaluate_claims(df, spec.claims, profile, manifest=man,
                                               tuning=tuning, plan=spec.plan(),
                                               recorded=recorded.read(results_dir)),
-                              mine, man, profile)
-    claims = cause.apply(apply(judged, mine, paper, profile), mine)
+                              spec.claims, man, profile)
+    claims = cause.apply(apply(judged, spec.claims, paper, profile), spec.claims)
     return Judged(spec, df, completeness, man, claims, folder_flags(results_dir, spec, man, df),
                   paper_vs_ours.frame(df, reported, spec.reported and spec.reported.data))
-
-
-def study_claims(spec) -> list:
-    """The claims a folder's profile judges. A profile that is another study of the paper
-    profile's claims (`judge_as: paper`) judges them as the paper profile does, and also the
-    claims written for it by name: a revision's corrected claims (`profiles: [revised]`)."""
-    if not spec.judge_as or not spec.profile:
-        return spec.claims
-    return [c.model_copy(update={"profiles": [*c.profiles, spec.judge_as]})
-            if c.profiles and spec.profile in c.profiles and spec.judge_as not in c.profiles
-            else c for c in spec.claims]
 
 
 def tuning_seeds(spec, results_dir: Path) -> dict | None:
