@@ -45,3 +45,20 @@ def test_a_shared_offset_no_longer_swamps_the_factor():
     e = from_first.effects["B"]
     truth = np.mean([0.95 * (50 + s) - (40 + s) for s in range(8)])
     assert abs(e["mean"] - truth) < 1e-6
+
+
+def test_shared_counts_every_label_from_where_all_have_started():
+    """A records one checkpoint inside the shared stage (at the start value), B does not:
+    counted from each run's first record A is charged that checkpoint; `shared` counts both
+    from X0, where every compared run has started."""
+    rec = _records()
+    early = rec[(rec.label == "A") & (rec.step == 0)].copy()
+    early["oracle_calls"] -= 60.0
+    early["step"] = -1
+    rec = pd.concat([early, rec], ignore_index=True)
+    (first,) = evaluate_claims(rec, [_claim(x_from="first")], "paper")
+    (shared,) = evaluate_claims(rec, [_claim(x_from="shared")], "paper")
+    assert first.status == "fails", first.detail          # A: 100 + s against 0.95 (50 + s)
+    assert shared.status == "holds", shared.detail
+    truth = np.mean([0.95 * (50 + s) - (40 + s) for s in range(8)])
+    assert abs(shared.effects["B"]["mean"] - truth) < 1e-6

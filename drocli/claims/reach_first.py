@@ -35,15 +35,18 @@ class ReachFirst(ClaimBase):
     x: str = Field("oracle_calls", description="the records column the curves run along")
     factor: float = Field(1.0, ge=1e-6, le=1, description="the solver must reach it before "
                           "factor x the other's x (e.g. 0.5: in half the budget)")
-    x_from: Literal["zero", "first"] = Field(
-        "zero", description="x counted from 0, or from each run's first record (a figure "
-        "whose axis starts after a stage every method shares, e.g. MERO's stage 1)")
+    x_from: Literal["zero", "first", "shared"] = Field(
+        "zero", description="x counted from 0; from each run's first record (first); or "
+        "from the first x by which every compared run has started, the largest of their "
+        "first records (shared: a figure whose axis starts after a stage every method "
+        "shares, e.g. MERO's stage 1, when some methods record a checkpoint inside it)")
 
     def quantity(self) -> str:
         level = (f"{self.level:g}" if self.level is not None else
                  f"{self.level_fraction:.0%} of the way from the start to the best final "
                  "seed-mean value")
-        since = " since the run's first record" if self.x_from == "first" else ""
+        since = {"first": " since the run's first record",
+                 "shared": " since every compared run's first record"}.get(self.x_from, "")
         return (f"first {self.x}{since} at which {self.metric} "
                 f"{'rises' if self.direction == 'above' else 'falls'} to {level} (never reached: "
                 "the horizon)")
@@ -122,16 +125,23 @@ def reach_first(claim: ReachFirst, data):
         s, b, lv = fmt_values([start, best, level])
         how = (f"{lv} (= start {s} - {claim.level_fraction:g} x (start - best final "
                f"{b}))")
+    shared = max((float(c.x[0]) for per_seed, _ in curves.values() for c in per_seed
+                  if len(c.x)), default=0.0)
+
+    def origin_of(xs) -> float:
+        if claim.x_from == "first":
+            return float(xs[0]) if len(xs) else 0.0
+        return shared if claim.x_from == "shared" else 0.0
+
     def reach(xs, ys):
-        origin = float(xs[0]) if claim.x_from == "first" and len(xs) else 0.0
-        return _first_reach(xs, ys, level, direction) - origin
+        return max(_first_reach(xs, ys, level, direction) - origin_of(xs), 0.0)
 
     stats, means, mean_seeds = _curve_stats(claim, data, reach, curves=curves)
     # a level never reached is censored at the horizon (the largest x recorded) for the
     # effects: the true x is at least that, so an other that never reaches it is credited
     # less than its real disadvantage, and a solver that never does cannot come out ahead
     # of an other on that seed (the difference there is <= 0)
-    horizon = max(float(c.x[-1]) - (float(c.x[0]) if claim.x_from == "first" else 0.0)
+    horizon = max(float(c.x[-1]) - origin_of(c.x)
                   for per_seed, _ in curves.values() for c in per_seed if len(c.x))
     if means is not None:
         means = {k: math.inf if math.isnan(v) else v for k, v in means.items()}
