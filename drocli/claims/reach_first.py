@@ -35,8 +35,8 @@ class ReachFirst(ClaimBase):
     x: str = Field("oracle_calls", description="the records column the curves run along")
     factor: float = Field(1.0, ge=1e-6, le=1, description="the solver must reach it before "
                           "factor x the other's x (e.g. 0.5: in half the budget)")
-    x_from: Literal["zero", "first", "shared"] = Field(
-        "zero", description="x counted from 0; from each run's first record (first); or "
+    x_from: Literal["first", "shared"] | None = Field(
+        None, description="x counted from 0 (unset); from each run's first record (first); or "
         "from the first x by which every compared run has started, the largest of their "
         "first records (shared: a figure whose axis starts after a stage every method "
         "shares, e.g. MERO's stage 1, when some methods record a checkpoint inside it)")
