@@ -331,7 +331,9 @@ def test_ctrl_c_stops_forked_workers(tiny_spec, tmp_path):
 
     out = tmp_path / "res"
     spec = tiny_spec.read_text().replace("seeds: [0, 1]", "seeds: [0, 1, 2, 3, 4, 5, 6, 7]")
-    tiny_spec.write_text(spec.replace("epochs: 4", "epochs: 3000"))
+    # cells of about a second each, so that the interrupt lands while cells run, however
+    # warm the compiled kernels are (at 3000 epochs the 16 cells took about 1.5 s in all)
+    tiny_spec.write_text(spec.replace("epochs: 4", "epochs: 30000"))
     cmd = [sys.executable, "-m", "drocli", "run", str(tiny_spec), "--out", str(out), "-q",
            "-j", "2", "--backend", "fork"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
