@@ -336,7 +336,12 @@ def test_ctrl_c_stops_forked_workers(tiny_spec, tmp_path):
     tiny_spec.write_text(spec.replace("epochs: 4", "epochs: 30000"))
     cmd = [sys.executable, "-m", "drocli", "run", str(tiny_spec), "--out", str(out), "-q",
            "-j", "2", "--backend", "fork"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # started as from a terminal, with Ctrl-C at its default: a process inherits an ignored
+    # SIGINT (as a background job does), and in a full suite run an earlier test leaves
+    # SIGINT ignored in this process, so the run ignored the interrupt and ended 0 (open:
+    # which test leaks it)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
     while time.time() < deadline and len(list((out / "cells").glob("*.json"))) < 1:
         time.sleep(0.05)
