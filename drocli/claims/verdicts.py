@@ -40,14 +40,13 @@ def judge_folder(results_dir: Path) -> Judged:
         man = {}
     tuning = tuning_seeds(spec, results_dir)
     from drocli.claims import cause, recorded, unfinished
-    from drocli.claims.base import StudyProfile
     from drocli.claims.paper import apply, paper_records
     from drocli.claims.reported import frame
     from drocli.report import paper_vs_ours
 
     reported = frame(spec)        # the paper's own numbers, None without `reported:`
     paper = None if reported is None else paper_records(reported, spec.name)
-    profile = StudyProfile(spec.claims_profile, spec.profile)
+    profile = spec.claims_profile
     judged = unfinished.apply(evaluate_claims(df, spec.claims, profile, manifest=man,
                                               tuning=tuning, plan=spec.plan(),
                                               recorded=recorded.read(results_dir)),

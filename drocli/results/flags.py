@@ -78,6 +78,8 @@ def _before(stamp, first) -> bool:
 
 
 def _claims(spec, man: dict) -> list[Flag]:
+    from drocli.claims.base import judged_on
+
     registered = man.get("claims") if isinstance(man.get("claims"), dict) else {}
     first = _first_cell(man)
     have = {}
@@ -99,9 +101,9 @@ def _claims(spec, man: dict) -> list[Flag]:
         claim = have[cid]
         profiles = claim.get("profiles") if isinstance(claim, dict) else claim.profiles
         prof = spec.claims_profile
-        if profiles is None or prof in profiles:
+        if judged_on(profiles, prof):
             continue
-        if "profiles" in entry and (entry["profiles"] is None or prof in entry["profiles"]):
+        if "profiles" in entry and judged_on(entry["profiles"], prof):
             out.append(Flag("claim_profiles", f"claim {cid!r} is registered for profile "
                             f"{prof!r} (profiles {entry['profiles'] or 'every'}) and spec.yaml "
                             f"skips it there (profiles {list(profiles)}): the ledger never saw "
@@ -113,7 +115,7 @@ def _claims(spec, man: dict) -> list[Flag]:
             if not isinstance(version, dict) or "profiles" not in version:
                 continue
             was = version["profiles"]
-            if was is None or prof in was:
+            if judged_on(was, prof):
                 out.append(Flag("claim_profiles", f"claim {cid!r} was registered for profile "
                                 f"{prof!r} ({str(version.get('fixed', '?'))[:16]}) and is now "
                                 f"skipped there (profiles {was or 'every'} -> "
@@ -125,6 +127,7 @@ def _claims(spec, man: dict) -> list[Flag]:
 def _same(a, b) -> bool:
     """One recorded field against the cell file's: numbers equal (NaN, or a cell file's
     None, matching NaN), anything else by its text."""
+
     a, b = (math.nan if v is None else v for v in (a, b))
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b or (math.isnan(a) and math.isnan(b))

@@ -289,9 +289,13 @@ class Spec(_Strict):
     judge_as: str | None = Field(None, pattern=NAME_PATTERN)
 
     @property
-    def claims_profile(self) -> str | None:
-        """The profile the claims are judged as: `judge_as`, else the profile run."""
-        return self.judge_as or self.profile
+    def claims_profile(self):
+        """The profile the claims are judged as: `judge_as`, else the profile run, carrying
+        the run's own name too (drocli.claims.base.StudyProfile); None without a profile."""
+        from drocli.claims.base import StudyProfile
+
+        name = self.judge_as or self.profile
+        return None if name is None else StudyProfile(name, self.profile)
 
     @field_validator("seeds", mode="before")
     @classmethod
