@@ -13,6 +13,7 @@ import pytest
 from drocli.claims import evaluate_claims, validate_claim
 from drocli.claims.rate import slope_of
 from drocli.errors import DrocliError
+from drocli.results.aggregate import seed_curves
 
 X = np.linspace(100.0, 20000.0, 200)       # checkpoints (x = T/100 ... T)
 SEEDS = range(10)
@@ -40,11 +41,11 @@ def _claim(**kw):
 
 def test_the_slope_is_the_power_law_exponent():
     rec = _records(-0.64)
-    for _, g in rec.groupby("seed"):
+    for c in seed_curves(rec, x="oracle_calls"):
         # exact at checkpoints; between them the interpolation error of a convex power law
         # on a grid of spacing 100 is below 1e-3 in the slope (checked against the formula)
-        assert slope_of(g, "oracle_calls", (0.5, 1.0)) == pytest.approx(-0.64, abs=1e-3)
-        assert slope_of(g, "oracle_calls", (0.25, 1.0)) == pytest.approx(-0.64, abs=1e-3)
+        assert slope_of(c.x, c.y, (0.5, 1.0)) == pytest.approx(-0.64, abs=1e-3)
+        assert slope_of(c.x, c.y, (0.25, 1.0)) == pytest.approx(-0.64, abs=1e-3)
 
 
 def test_faster_than_the_bound_holds_and_slower_fails():

@@ -67,23 +67,16 @@ class Rate(ClaimBase):
                 "for all" + self.panels_clause())
 
 
-def slope_of(rows, x: str, span: tuple[float, float]) -> float:
-    """One seed's log-log slope between the fractions `span` of its last x (nan when a value
-    there is not positive and finite)."""
-    import pandas as pd
-
-    xs = pd.to_numeric(rows[x], errors="coerce").to_numpy(dtype=float)
-    vs = pd.to_numeric(rows["value"], errors="coerce").to_numpy(dtype=float)
-    keep = np.isfinite(xs)
-    xs, vs = xs[keep], vs[keep]
-    if xs.size < 2:
+def slope_of(xs: np.ndarray, ys: np.ndarray, span: tuple[float, float]) -> float:
+    """One seed curve's log-log slope between the fractions `span` of its last x (x sorted,
+    as drocli.results.aggregate.seed_curves gives it); nan when a value there is not
+    positive and finite."""
+    if len(xs) < 2:
         return float("nan")
-    order = np.argsort(xs, kind="stable")
-    xs, vs = xs[order], vs[order]
     a, b = span[0] * xs[-1], span[1] * xs[-1]
     if a < xs[0] or a <= 0:
         return float("nan")
-    va, vb = np.interp([a, b], xs, vs)
+    va, vb = np.interp([a, b], xs, ys)
     if not (np.isfinite(va) and np.isfinite(vb) and va > 0 and vb > 0):
         return float("nan")
     return float(np.log(vb / va) / np.log(b / a))
@@ -97,12 +90,13 @@ def rate(claim: Rate, data):
     of its run: at most `slope` (minus `margin`), judged over the seeds."""
     import pandas as pd
 
+    from drocli.results.aggregate import seed_curves
+
     slopes, effects, shown = {}, {}, {}
     for label, rows in data.items():
-        if claim.x not in rows.columns:
-            raise ValueError(f"the records have no column {claim.x!r}")
-        per = {s: slope_of(g, claim.x, claim.span) for s, g in rows.groupby("seed", sort=True)}
-        slopes[label] = pd.Series(per, dtype=float)
+        curves = seed_curves(rows, x=claim.x, what=f"claims[{claim.id}] ({label})")
+        slopes[label] = pd.Series({c.seed: slope_of(c.x, c.y, claim.span) for c in curves},
+                                  dtype=float)
     note(slopes)
     k = family(claim, len(slopes))
     for label, s in slopes.items():
