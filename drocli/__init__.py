@@ -8,7 +8,6 @@ plugins/ and run/. They are imported when first named, so `import drocli` stays 
 """
 
 import importlib
-import importlib.abc
 import importlib.util
 import sys
 
@@ -19,8 +18,10 @@ ALIASES = {"drocli.registry": "drocli.plugins.registry",
            "drocli.monitor": "drocli.run.monitor"}
 
 
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds an alias path and hands on the module it names (one module object, two names)."""
+class _Alias:
+    """A finder and loader (the protocols need only these methods; importlib.abc would add
+    to every start-up) that finds an alias path and hands on the module it names: one
+    module object, two names."""
 
     def find_spec(self, name, path=None, target=None):
         if name in ALIASES:
