@@ -54,6 +54,9 @@ class Rate(ClaimBase):
         return (f"log-log slope of {self.metric} along {self.x} between {a:g} and {b:g} of "
                 "the run")
 
+    def unit(self) -> str:
+        return "log-log slope"
+
     def effect_text(self) -> str:
         return (f"effect = mean over seeds of ({self.slope:g} minus the label's "
                 f"{self.quantity()}); positive: it falls faster than x^{self.slope:g}; a "

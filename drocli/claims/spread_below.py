@@ -24,6 +24,9 @@ class SpreadBelow(ClaimBase):
     def relation(self) -> str:
         return "smaller than " + ", ".join(self.others)
 
+    def unit(self) -> str:
+        return "ln of the ratio of seed stds"
+
     def effect_text(self) -> str:
         return (f"effect = ln(seed std of the other's final {self.metric} / that of "
                 f"{self.solver}'s), no unit (+0.69: the other's spread is twice "

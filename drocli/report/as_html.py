@@ -4,19 +4,14 @@ shares with it: the style sheet, the status colours and the dirty-tree warning.
 
 from __future__ import annotations
 
+from drocli.report.claim_details import html_block, html_id
+from drocli.report.claim_line import LINE_HEAD, LINE_WORDS, claim_line
+from drocli.report.effects_figure import CAPTION as EFFECTS_CAPTION
 from drocli.report.escape import _esc, _url
 from drocli.report.page import Page, _caption
 from drocli.report.provenance import _provenance, dirty_note
 from drocli.report.sections import ablation_html, paper_html
-from drocli.report.verdict_table import (
-    _claim_note,
-    _overall,
-    _source,
-    _status,
-    _verdicts_text,
-    comparisons,
-    seeds_note,
-)
+from drocli.report.verdict_table import _verdicts_text, seeds_note
 
 STATUS_COLORS = {"holds": "#d4edda", "fails": "#f8d7da", "not_reproduced": "#fde2c8",
                  "unsupported": "#e2d9f3",
@@ -58,29 +53,19 @@ def html_page(page: Page) -> str:
     shared = seeds_note(page)
     claims = []
     for c in page.claims:
-        comps, note = comparisons(c), _claim_note(c, shared, page.effect_words.get(c.id, ""))
+        verdict, effect, size, reason = claim_line(page, c)
         key = "post_hoc" if c.post_hoc and c.status != "fails" else c.status
-        if len(comps) == 1 and not note:      # one comparison: one row
-            o, m, i, v = comps[0]
-            claims.append(
-                f'<tr class="claim"><td><code>{e(c.id)}</code></td>'
-                f'<td style="background:{_color(key)}">{e(_status(c))}</td>'
-                f'<td>{e(o)}</td><td class="num">{e(m)}</td><td>{e(i)}</td>'
-                f'<td style="background:{_color(c.status)}"><b>{e(v)}</b></td></tr>')
-            continue
-        span = f' rowspan="{len(comps) + 1}"' if comps else ""
         claims.append(
-            f'<tr class="claim"><td{span}><code>{e(c.id)}</code></td>'
-            f'<td{span} style="background:{_color(key)}">{e(_status(c))}</td>'
-            f"<td colspan=\"3\"><small>{e(note)}</small></td>"
-            f'<td style="background:{_color(c.status)}"><b>{e(_overall(c))}</b></td></tr>')
-        claims += [f"<tr><td>{e(o)}</td><td class=\"num\">{e(m)}</td><td>{e(i)}</td>"
-                   f"<td>{e(v)}</td></tr>" for o, m, i, v in comps]
+            f'<tr class="claim"><td><a href="#{e(html_id(c.id))}"><code>{e(c.id)}</code></a>'
+            f'</td><td style="background:{_color(key)}"><b>{e(verdict)}</b></td>'
+            f"<td>{e(effect)}</td><td class=\"num\">{e(size)}</td><td>{e(reason)}</td></tr>"
+            f'<tr class="more"><td colspan="5">{html_block(page, c, shared)}</td></tr>')
     if not page.claims:
-        claims.append("<tr><td>-</td><td colspan=\"5\">no claims in this spec</td></tr>")
-    judges = "".join(f"<tr><td><code>{e(c.id)}</code></td><td>{e(c.text)}</td>"
-                     f"<td>{e(page.tests.get(c.id, '-'))}</td>"
-                     f"<td>{e(_source(c) or '-')}</td></tr>" for c in page.claims)
+        claims.append("<tr><td>-</td><td colspan=\"4\">no claims in this spec</td></tr>")
+    effects = (f'<figure><img src="{e(_url(page.effects_png))}" alt="effect intervals">'
+               f"<figcaption><b>Effect intervals.</b> {e(EFFECTS_CAPTION)}</figcaption>"
+               "</figure>" if page.effects_png else "")
+    head = "".join(f"<th>{e(h.strip())}</th>" for h in f"claim | verdict | {LINE_HEAD}".split("|"))
 
     def fig(f, link):
         title, caption = _caption(page, f)
@@ -101,11 +86,7 @@ def html_page(page: Page) -> str:
             "<h2>Verdicts</h2>"
             f"<p>{_verdicts_text(page, as_html=True)}</p>"
             + (f"<p>Every interval below: {e(shared)}.</p>" if shared else "")
-            + "<table><tr><th>claim</th><th>status</th><th>compared with</th><th>effect</th>"
-            f"<th>interval</th><th>verdict</th></tr>{''.join(claims)}</table>"
-            + (f"<h3>What each claim judges</h3><p>The spec's words, the test drocli runs "
-               "(generated from the claim's fields) and the paper's words.</p><table><tr>"
-               "<th>claim</th><th>the spec's words</th><th>the test</th>"
-               f"<th>the paper's words</th></tr>{judges}</table>" if judges else "")
+            + f"<p>{e(LINE_WORDS)} In this page a claim's details open under its line.</p>"
+            + f"<table><tr>{head}</tr>{''.join(claims)}</table>{effects}"
             + f"<h2>Figures</h2>{figs or '<p>(none)</p>'}")
     return _html_page(page.title, body)

@@ -1,22 +1,18 @@
 """A results folder's page in Markdown: provenance, settings, the paper's numbers, the
-ablations, the verdict table, what each claim judges, and the figures with their captions.
+ablations, the verdict table (one line per claim), the forest plot of the effects, each
+claim in full (linked from its line), and the figures with their captions.
 """
 
 from __future__ import annotations
 
+from drocli.report.claim_details import anchor, markdown_section
+from drocli.report.claim_line import LINE_HEAD, LINE_WORDS, claim_line
+from drocli.report.effects_figure import CAPTION as EFFECTS_CAPTION
 from drocli.report.escape import _gen, _name, _url, md
 from drocli.report.page import Page, _caption
 from drocli.report.provenance import _provenance, dirty_note
 from drocli.report.sections import ablation_section, paper_section
-from drocli.report.verdict_table import (
-    _claim_note,
-    _overall,
-    _source,
-    _status,
-    _verdicts_text,
-    comparisons,
-    seeds_note,
-)
+from drocli.report.verdict_table import _verdicts_text, seeds_note
 
 
 def markdown(page: Page) -> str:
@@ -38,29 +34,18 @@ def markdown(page: Page) -> str:
     lines += ["", "## Verdicts", "", _verdicts_text(page, as_html=False), ""]
     if shared:
         lines += [f"Every interval below: {shared}.", ""]
-    lines += ["| claim | status | compared with | effect | interval | verdict |",
-              "|---|---|---|---|---|---|"]
+    lines += [LINE_WORDS, ""]
+    lines += [f"| claim | verdict | {LINE_HEAD} |", "|---|---|---|---|---|"]
     for c in page.claims:
-        note, comps = _claim_note(c, shared, page.effect_words.get(c.id, "")), comparisons(c)
-        if len(comps) == 1 and not note:      # one comparison: one row
-            other, mean, interval, verdict = comps[0]
-            lines.append(f"| `{c.id}` | {_gen(_status(c))} | {cell(other)} | {mean} | "
-                         f"{_gen(interval)} | **{verdict}** |")
-            continue
-        lines.append(f"| `{c.id}` | {_gen(_status(c))} | {_gen(note)} | | | "
-                     f"**{_overall(c)}** |")
-        for other, mean, interval, verdict in comps:
-            lines.append(f"| | | {cell(other)} | {mean} | {_gen(interval)} | {verdict} |")
+        verdict, effect, size, reason = claim_line(page, c)
+        lines.append(f"| [{_name(c.id, code=True)}](#{anchor(c.id)}) | {_gen(verdict)} | "
+                     f"{_gen(effect)} | {_gen(size)} | {_gen(reason)} |")
     if not page.claims:
-        lines.append("| - | no claims in this spec | | | | |")
-    if page.claims:
-        lines += ["", "### What each claim judges", "",
-                  "The spec's words, the test drocli runs (generated from the claim's fields, "
-                  "so it cannot drift from the code) and the paper's words.", "",
-                  "| claim | the spec's words | the test | the paper's words |",
-                  "|---|---|---|---|"]
-        lines += [f"| `{c.id}` | {cell(c.text)} | {cell(page.tests.get(c.id, '-'))} | "
-                  f"{cell(_source(c)) or '-'} |" for c in page.claims]
+        lines.append("| - | no claims in this spec | | | |")
+    if page.effects_png:
+        lines += ["", f"![effect intervals]({_url(page.effects_png)})", "",
+                  f"**Effect intervals.** {md(EFFECTS_CAPTION)}"]
+    lines += markdown_section(page, shared)
     lines += ["", "## Figures", ""]
     for f, link in zip(page.figures, page.links or [], strict=False):
         title, caption = _caption(page, f)

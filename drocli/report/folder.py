@@ -41,6 +41,12 @@ def _copy_figures(page: Page, out: Path) -> list[str]:
         from drocli.report.paper_vs_ours import draw
 
         keep.add(draw(page.paper, dest, title=page.title).name)
+    from drocli.report.effects_figure import draw as draw_effects
+
+    effects = draw_effects(page, dest)
+    page.effects_png = f"{page.name}/{effects.name}" if effects is not None else None
+    if effects is not None:
+        keep.add(effects.name)
     for old in dest.glob("*.png"):
         if old.name not in keep:
             old.unlink()
@@ -213,6 +219,9 @@ def write(results_dirs: list[Path], out: Path) -> list[Page]:
         with signals_held():
             _write(out / "index.md", index(pages + others, "md"))
             _write(out / "index.html", index(pages + others, "html"))
+            from drocli.report.status_figure import draw as draw_status
+
+            draw_status(pages + others, out)
             _prune(out, set(where))
             _write(out / LISTED, json.dumps({"pages": sorted(where), "from": dict(
                 sorted(where.items()))}, indent=1) + "\n")

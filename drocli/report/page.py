@@ -39,6 +39,10 @@ class Page:
     history: str | None = None        # the commits that changed the records (results.history)
     docs: str | None = None           # drocli's docs/ relative to the report folder
     ablations: list = field(default_factory=list)   # claims.ablation.Pair shown on this page
+    units: dict = field(default_factory=dict)   # claim id -> its effects' unit (claim.unit())
+    factors: dict = field(default_factory=dict)   # claim id -> factor on the other's value
+    metric_names: dict = field(default_factory=dict)   # metric -> its name (metric_words)
+    effects_png: str | None = None    # the forest plot, relative to the report folder
 
 
 def _load(results_dir: Path) -> Page:
@@ -72,7 +76,15 @@ def _load(results_dir: Path) -> Page:
                               for c in spec.claims},
                 seeds_used=int(df["seed"].nunique()) if df is not None and "seed" in df
                 else None, looks=list(spec.sequential.looks) if spec.sequential else None,
-                paper=judged.paper, history=history.summary(results_dir))
+                paper=judged.paper, history=history.summary(results_dir),
+                units={c.id: c.unit() for c in spec.claims}, metric_names=words,
+                factors={c.id: _factor(c) for c in spec.claims})
+
+
+def _factor(claim) -> float:
+    """The factor a claim scales the other's value by (1 when it has none)."""
+    f = getattr(claim, "factor", 1.0)
+    return float(f) if isinstance(f, int | float) and not isinstance(f, bool) else 1.0
 
 
 def metric_words(spec) -> dict[str, str]:

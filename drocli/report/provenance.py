@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from drocli.errors import DrocliError
+from drocli.report.judged_seeds import seeds_row
 from drocli.report.page import Page, _solver_times
 from drocli.results.durations import finite_number, span, wall_times
 
@@ -187,7 +188,7 @@ def _provenance(page: Page) -> list[tuple[str, str]]:
     m = page.manifest
     commit = str(m.get("git_commit") or "?")       # forged manifests: any JSON value
     return [("experiment", page.experiment), ("profile", page.profile),
-            ("seeds", ", ".join(map(str, page.seeds))),
+            ("seeds", seeds_row(page.claims, page.seeds)),
             ("drocli", f"{m.get('drocli', '?')} (commit {commit[:12]}"
                        f"{', DIRTY working tree' if m.get('git_dirty') else ''}"
                        f"{', dirty or not unknown' if m.get('git_dirty') is None else ''}"

@@ -17,8 +17,14 @@ END = "<!-- drocli:status:end -->"
 
 
 def readme_block(pages: list[Page], link_dir: str) -> str:
+    """The block: the verdicts picture (`status_figure`, written by the report into
+    link_dir), then one status line per folder."""
+    from drocli.report.status_figure import PNG, has_picture
+
     lines = [status_line(p, f"{link_dir}/{p.name}.md") for p in pages]
-    return "\n".join([BEGIN, TABLE_HEAD, *lines, END])
+    picture = ([f"![verdicts per results folder, by kind]({link_dir}/{PNG})", ""]
+               if has_picture(pages) else [])
+    return "\n".join([BEGIN, *picture, TABLE_HEAD, *lines, END])
 
 
 def update_readme(readme: Path, block: str, check: bool) -> bool:
