@@ -89,7 +89,9 @@ def _all_refs_resolve(report: Path) -> int:
     n = 0
     for page in sorted(report.glob("*.html")):
         refs = _refs(page)
-        for src in refs.imgs + [h for h in refs.links if not h.startswith("http")]:
+        for h in refs.links:                  # a link within the page: an id it holds
+            assert not h.startswith("#") or f'id="{h[1:]}"' in page.read_text(), (page, h)
+        for src in refs.imgs + [h for h in refs.links if not h.startswith(("http", "#"))]:
             target = (page.parent / src).resolve()
             assert target.is_file() and report.resolve() in target.parents, (page, src)
         n += len(refs.imgs)
@@ -111,7 +113,7 @@ def test_report_travels_when_its_folder_is_moved(tiny_spec, tmp_path):
     assert call("plot", out) == 0
     assert call("report", out, "--out", rep) == 0
     assert sorted(p.name for p in (rep / "res").iterdir()) == sorted(
-        p.name for p in (out / "figures").glob("*.png"))
+        [p.name for p in (out / "figures").glob("*.png")] + ["effects.png"])
     moved = tmp_path / "elsewhere" / "deep" / "copy"
     moved.parent.mkdir(parents=True)
     shutil.move(str(rep), str(moved))
@@ -190,8 +192,8 @@ def test_caption_once_beside_each_figure_and_one_row_per_comparison(tiny_spec, t
     # one row per comparison, the procedure and the seed count said once
     judged = [c for c in page.claims if c.effects]
     assert judged
-    table = md.split("| claim | status | compared with |")[1].split("\n\n")[0]
-    rows = [line for line in table.splitlines() if re.search(r"\| \[[-+]", line)]
+    full = md.split("## Each claim in full")[1].split("## Figures")[0]
+    rows = [line for line in full.splitlines() if re.search(r"\| \[[-+]", line)]
     assert len(rows) == sum(len(c.effects) for c in judged)
     for c in judged:
         for other in c.effects:

@@ -43,8 +43,7 @@ def markdown_section(page: Page, shared: str) -> list[str]:
     """The section of the page holding every claim in full."""
     if not page.claims:
         return []
-    out = ["", f"## {HEAD}", "", INTRO + (f" Every interval: {shared}." if shared else ""),
-           ""]
+    out = ["", f"## {HEAD}", "", INTRO, ""]
     for c in page.claims:
         out += [f"### {_name(c.id, code=True)}", ""]
         out += [f"- **{label}:** {_gen(text) if label in ('Verdict', 'Its effects') else md(text)}"

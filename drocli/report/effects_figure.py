@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 from drocli.report.claim_line import _who, unit_words
+from drocli.report.escape import shown
 from drocli.report.page import Page
 from drocli.report.verdict_kind import KIND_COLORS, kind_of, words_of
 
@@ -51,6 +52,7 @@ def layout(n: int) -> int:
 
 
 def _short(text: str) -> str:
+    text = shown(text)
     return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
 
 
@@ -82,7 +84,7 @@ def _draw_panel(ax, claim, unit: str, comps: list[tuple[str, dict]]) -> None:
     ax.tick_params(axis="x", labelsize=6.5, pad=1)
     ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useOffset=False)
     ax.xaxis.get_offset_text().set_fontsize(6)
-    ax.set_title(f"{claim.id}: {words_of(kind_of(claim))}", fontsize=7, color=color,
+    ax.set_title(f"{shown(claim.id)}: {words_of(kind_of(claim))}", fontsize=7, color=color,
                  loc="left", fontweight="bold")
     ax.set_xlabel(unit, fontsize=6.5, labelpad=1)
 

@@ -22,7 +22,7 @@ def readme_block(pages: list[Page], link_dir: str) -> str:
     from drocli.report.status_figure import PNG, has_picture
 
     lines = [status_line(p, f"{link_dir}/{p.name}.md") for p in pages]
-    picture = ([f"![verdicts per results folder, by kind]({link_dir}/{PNG})", ""]
+    picture = ([f"![verdicts by kind]({link_dir}/{PNG})", ""]
                if has_picture(pages) else [])
     return "\n".join([BEGIN, *picture, TABLE_HEAD, *lines, END])
 

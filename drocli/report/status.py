@@ -8,10 +8,9 @@ from __future__ import annotations
 from drocli.report.escape import _name, _url
 from drocli.report.page import Page
 
-TABLE_HEAD = ("| results | profile | seeds (of the plan's last look) | verdicts (effect "
-              "intervals at each claim's confidence, default 95 %) | negative verdicts by "
-              "cause | inconclusive | post hoc | on tuning seeds | "
-              "recorded from |\n|---|---|---|---|---|---|---|---|---|")
+TABLE_HEAD = ("| results | profile | seeds (the plan's last look) | verdicts (at each claim's "
+              "confidence, default 95 %) | negative verdicts by cause | inconclusive | post "
+              "hoc | on tuning seeds | recorded from |\n|---|---|---|---|---|---|---|---|---|")
 
 
 def counts(page: Page) -> dict[str, int]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from drocli.report.escape import shown
 from drocli.report.page import Page
 from drocli.report.verdict_kind import KIND_COLORS, words_of
 
@@ -39,20 +40,20 @@ def draw(pages: list[Page], out_dir: Path) -> Path | None:
 
     from drocli.figures.saving import save_figure
 
-    shown = [k for k in kinds if any(n.get(k) for n in counts)]
+    present = [k for k in kinds if any(n.get(k) for n in counts)]
     fig, ax = plt.subplots(figsize=(8.0, 0.9 + 0.2 * len(pages)), layout="constrained")
     ys = range(len(pages))[::-1]                         # the first folder on top
     left = [0] * len(pages)
-    for k in shown:
+    for k in present:
         width = [n.get(k, 0) for n in counts]
         ax.barh(list(ys), width, left=left, color=KIND_COLORS.get(k, "#333333"),
                 label=words_of(k), height=0.75, edgecolor="white", linewidth=0.4)
         left = [a + b for a, b in zip(left, width, strict=True)]
-    ax.set_yticks(list(ys), [p.name for p in pages], fontsize=7)
+    ax.set_yticks(list(ys), [shown(p.name) for p in pages], fontsize=7)   # any bytes
     ax.set_xlabel("claims", fontsize=8)
     ax.tick_params(axis="x", labelsize=7)
     ax.set_ylim(-0.6, len(pages) - 0.4)
-    fig.legend(loc="outside upper center", ncols=min(len(shown), 5), fontsize=7,
+    fig.legend(loc="outside upper center", ncols=min(len(present), 5), fontsize=7,
                frameon=False)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
