@@ -41,7 +41,8 @@ SCALARS = st.one_of(
     st.integers(min_value=-(10 ** 15), max_value=10 ** 15),
     st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from(["", "..", "../..", "/", "a/b", "x" * 400, "é", "5-2", "0-9", "-1",
-                     "1e12", ".nan", "auto", "null", "~", "{", "[", "*a", "&a"]),
+                     "1e12", ".nan", "auto", "null", "~", "{", "[", "*a", "&a",
+                     "rate", "reach_first", "paper", "first", "shared", "test", "below_start"]),
     st.text(max_size=12))
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
@@ -52,8 +53,10 @@ KEYS = ["name", "seeds", "metrics", "data.name", "data.params.groups", "data.par
         "solvers.0.params.gamma_w", "solvers.1.params.K", "solvers.1.label",
         "solvers.0.grid.gamma_w", "budget.epochs", "budget.checkpoints", "budget.spacing",
         "figures.0.name", "figures.0.panels.0.metric", "figures.0.layout", "claims.0.kind",
-        "claims.0.metric", "claims.0.others", "profiles.smoke.budget.epochs", "blas_threads",
-        "cases", "bogus"]
+        "claims.0.metric", "claims.0.others", "claims.0.x_from", "claims.0.span",
+        "claims.0.slope", "claims.0.revises", "claims.0.revises.claim", "claims.0.revises.changes",
+        "claims.0.cause.kind", "claims.0.profiles", "profiles.smoke.budget.epochs",
+        "profiles.smoke.judge_as", "blas_threads", "cases", "bogus"]
 
 
 def run_cli(*args) -> tuple[int, str]:

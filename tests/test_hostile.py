@@ -113,6 +113,18 @@ def test_empty_or_unbounded_seeds_refused_at_load(value, tiny_spec, tmp_path, ca
 
 
 @pytest.mark.parametrize("override,key", [
+    ("data.grid={dim: []}", "data.grid"), ("problem.grid={radius: []}", "problem.grid"),
+    ("solvers.0.grid={gamma_w: []}", "solvers[0].grid")])
+def test_a_grid_key_without_values_refused_at_load(override, key, tiny_spec, tmp_path, capsys):
+    """An empty sweep makes no cells (the spec once reached the run and failed there, exit 3,
+    found by the fuzzer): refused at load, naming the key."""
+    out = tmp_path / "res"
+    code = call("run", tiny_spec, "--profile", "smoke", "--out", out, "--set", override, "-q")
+    one_line_exit_2(code, capsys, key, "lists no values", "fix:")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("override,key", [
     ("seeds=[-1, 2]", "seeds[0]"), ("seeds=[0, -5]", "seeds[1]"), ("seeds=[0, 1e30]", "seeds[1]"),
     ("seeds=[true, 2]", "seeds"), ("seeds=[0.5, 1]", "seeds[0]"),
     ('seeds="99999999999999999999-100000000000000000000"', "seeds[0]"),

@@ -89,6 +89,15 @@ def check_text(v: str | None, what: str = "label") -> str | None:
     return v
 
 
+def check_grid(grid: dict) -> dict:
+    """A swept key with no values would make no cells at all: refused at load."""
+    for key, values in grid.items():
+        if not values:
+            raise SpecValueError(f"grid key {key!r} lists no values, so it makes no cells",
+                                 fix="give it at least one value, or remove the key")
+    return grid
+
+
 class DataSpec(_Strict):
     name: str
     label: str | None = None
@@ -101,6 +110,11 @@ class DataSpec(_Strict):
     def _printable(cls, v):
         return check_text(v)
 
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, v):
+        return check_grid(v)
+
     @model_validator(mode="after")
     def _label_fields(self):
         _check_template(self.label, self.params, self.grid)
@@ -111,6 +125,11 @@ class ProblemSpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)   # e.g. one cell per preference
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, v):
+        return check_grid(v)
 
 
 class SolverSpec(_Strict):
@@ -128,6 +147,11 @@ class SolverSpec(_Strict):
     def _label_fields(self):
         _check_template(self.label, self.params, self.grid)
         return self
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, v):
+        return check_grid(v)
 
     @property
     def display(self) -> str:
