@@ -8,9 +8,9 @@
 #                                                            # writable by uid 1000)
 #
 # The CMD is the README's main job after its install step, which the build does (the test
-# tests/test_docker.py parses both and keeps them equal): a fresh run of the GDRO synthetic
+# tests/test_docker.py parses both and keeps them equal): a fresh run of the MERO synthetic
 # figure into runs/ (the one folder the user may write), its figure, its claims, and every
-# final value compared with the recorded results/gdro_synthetic.
+# final value compared with the recorded results/mero_synthetic.
 #
 # No git in the image: .git stays out of the build context (.dockerignore: 100+ MB of
 # history and local config), so git would have nothing to read. The commit comes in as a
@@ -43,4 +43,4 @@ COPY . .
 RUN python -m pip install --no-cache-dir -e . \
     && mkdir -p runs && chown drocli:drocli runs
 USER drocli
-CMD ["sh", "-c", "drocli run experiments/gdro_synthetic.yaml -j 2 --out runs/gdro_synthetic && drocli plot runs/gdro_synthetic && drocli check runs/gdro_synthetic --reference results/gdro_synthetic"]
+CMD ["sh", "-c", "drocli run experiments/mero_synthetic.yaml -j 2 --out runs/mero_synthetic && drocli plot runs/mero_synthetic && drocli check runs/mero_synthetic --reference results/mero_synthetic"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -118,14 +119,14 @@ def dockerignore() -> list[str]:
 
 def test_dockerignore_keeps_local_state_out_and_the_job_in():
     pats = dockerignore()
-    for gone in (".git", ".git/objects/ab", "runs", "runs/gdro_synthetic/records.csv.gz",
+    for gone in (".git", ".git/objects/ab", "runs", "runs/mero_synthetic/records.csv.gz",
                  ".venv", "venv/bin/python", "drocli/__pycache__/cli.cpython-311.pyc",
                  "tests/__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis",
-                 "drocli.egg-info", "results/gdro_synthetic/cells/x.json", "scratch/x"):
+                 "drocli.egg-info", "results/mero_synthetic/cells/x.json", "scratch/x"):
         assert _ignored(gone, pats), gone
     for kept in ("Dockerfile", "setup.cfg", "pyproject.toml", "README.md", "drocli/__main__.py",
-                 "experiments/gdro_synthetic.yaml", "results/gdro_synthetic/records.csv.gz",
-                 "results/gdro_synthetic/manifest.json", "results/gdro_synthetic/spec.yaml"):
+                 "experiments/mero_synthetic.yaml", "results/mero_synthetic/records.csv.gz",
+                 "results/mero_synthetic/manifest.json", "results/mero_synthetic/spec.yaml"):
         assert (ROOT / kept).exists() and not _ignored(kept, pats), kept
 
 
@@ -226,10 +227,12 @@ def _run_image_job(tmp_path: Path) -> None:
     res = subprocess.run([*who, "sh", "-c", job], cwd=ctx, env=env, capture_output=True,
                          text=True, timeout=1800)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "MATCHES  reference results/gdro_synthetic" in res.stdout
-    assert (ctx / "runs" / "gdro_synthetic" / "figures").is_dir()
+    assert "MATCHES  reference results/mero_synthetic" in res.stdout
+    assert re.search(r"^(HOLDS|NOT REPRODUCED|FAILS)\b", res.stdout, re.M), \
+        "the main job decides at least one claim at its first look"
+    assert (ctx / "runs" / "mero_synthetic" / "figures").is_dir()
     assert any(Path(env["NUMBA_CACHE_DIR"]).rglob("*.nbi")), "numba cached in NUMBA_CACHE_DIR"
     after = {p: p.stat().st_mtime_ns for p in ctx.rglob("*") if "runs" not in p.parts}
     assert after == before, sorted(set(after) ^ set(before))[:5]
-    manifest = json.loads((ctx / "runs" / "gdro_synthetic" / "manifest.json").read_text())
+    manifest = json.loads((ctx / "runs" / "mero_synthetic" / "manifest.json").read_text())
     assert manifest["git_commit"] is None          # no .git, no build argument

@@ -62,6 +62,21 @@ def status_line(page: Page, link: str) -> str:
             f"| {tree_state(page)} |")
 
 
+README_HEAD = ("| results | profile | seeds (the plan's last look) | verdicts (at each claim's "
+               "confidence, default 95 %) | negative verdicts by cause | recorded from |\n"
+               "|---|---|---|---|---|---|")
+
+
+def readme_line(page: Page, link: str) -> str:
+    """The README's shorter line: the verdict counts already count the inconclusive and
+    post-hoc claims, so only claims judged on tuning seeds join the tree state (the index
+    keeps every column)."""
+    _, _, tuned = shares(page)
+    on_tuning = f", {tuned} judged on tuning seeds" if tuned not in ("0", "-") else ""
+    return (f"| [{_name(page.name)}]({_url(link)}) | {page.profile} | {seeds_cell(page)} "
+            f"| {summary(page)} | {causes_cell(page.claims)} | {tree_state(page)}{on_tuning} |")
+
+
 def causes_cell(claims) -> str:
     """'3 stand-in, 1 setting' over the FAILS and NOT REPRODUCED claims ('-' if none)."""
     from drocli.claims import cause
