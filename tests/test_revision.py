@@ -96,3 +96,31 @@ def test_the_report_titles_the_section_by_what_it_pairs():
     text = "\n".join(ablation_section(page))
     assert "## Revisions" in text and "| c2 | revision | HOLDS" in text
     assert "<h2>Revisions</h2>" in ablation_html(page)
+
+
+def test_a_second_revision_pairs_where_each_claim_was_judged():
+    """A study that judges the paper's claims (judge_as: paper) skips the other studies' own
+    claims: a claim is paired only where it was judged, and a second revision is paired
+    with the first revision's verdict from the study that judged it, not a skipped one."""
+    def claim(cid, status, revises=None):
+        c = ClaimResult(cid, "t", "final_below", status, "d")
+        c.revises = revises
+        return c
+
+    first = {"claim": "c", "changes": "x from the first record"}
+    second = {"claim": "c2", "changes": "x from the shared start"}
+    pages = [_Page("e", "paper", [claim("c", "not_reproduced"), claim("c2", "skipped", first),
+                                  claim("c3", "skipped", second)]),
+             _Page("e-revised", "revised", [claim("c", "not_reproduced"),
+                                            claim("c2", "fails", first),
+                                            claim("c3", "skipped", second)]),
+             _Page("e-revised2", "revised2", [claim("c", "not_reproduced"),
+                                              claim("c2", "skipped", first),
+                                              claim("c3", "holds", second)])]
+    pairs = link(pages)
+    got = {(p.claim, p.page, p.original_page, p.original.split()[0], p.verdict.split()[0])
+           for ps in pairs.values() for p in ps}
+    assert got == {("c2", "e-revised", "e", "NOT", "FAILS"),
+                   ("c3", "e-revised2", "e-revised", "FAILS", "HOLDS")}
+    assert {p.claim for p in pairs["e-revised"]} == {"c2", "c3"}
+    assert {p.claim for p in pairs["e-revised2"]} == {"c3"}

@@ -20,7 +20,7 @@ FIELDS = {"ablates": "ablation", "revises": "revision"}   # claim field -> kind 
 class Pair:
     experiment: str
     claim: str            # the re-testing claim
-    ablates: str          # the paper profile's claim it re-tests
+    ablates: str          # the claim it re-tests (the paper profile's, or a revision's)
     changes: str
     verdict: str          # the re-testing claim's verdict, as shown
     original: str | None  # the paper profile's verdict, None when its folder is not reported
@@ -30,23 +30,22 @@ class Pair:
 
 
 def link(pages: list) -> dict[str, list[Pair]]:
-    """page name -> the pairs it shows: a re-testing page its own claims, the paper
-    profile's page every ablation and revision of its claims. `pages` have name, experiment,
-    profile and claims (ClaimResult); the paper profile's page is the one of the same
-    experiment whose profile is `paper`."""
+    """page name -> the pairs it shows: a re-testing page its own claims, the page that
+    judged the re-tested claim every ablation and revision of it. `pages` have name,
+    experiment, profile and claims (ClaimResult). A claim is paired only where it was judged
+    (a study that also judges the paper's claims skips the other studies' own); the re-tested
+    claim's verdict comes from the page of its experiment that judged it, the paper
+    profile's first (a second revision re-tests the first revision's claim)."""
     from drocli.claims.verdict_text import tag
 
-    papers = {p.experiment: p for p in pages if p.profile == "paper"}
     out: dict[str, list[Pair]] = {}
     for p in pages:
         for c in p.claims:
             for field, kind in FIELDS.items():
                 ref = getattr(c, field, None)
-                if not ref:
+                if not ref or c.status == "skipped":
                     continue
-                base = papers.get(p.experiment)
-                orig = next((o for o in base.claims if o.id == ref["claim"]), None) \
-                    if base is not None else None
+                base, orig = _judged(pages, p.experiment, ref["claim"])
                 pair = Pair(p.experiment, c.id, ref["claim"], ref["changes"], tag(c),
                             tag(orig) if orig is not None else None, p.name,
                             base.name if base is not None else None, kind)
@@ -56,7 +55,19 @@ def link(pages: list) -> dict[str, list[Pair]]:
     return out
 
 
-HEADER = ("paper profile's claim", "its verdict", "re-tested by", "kind", "its verdict",
+def _judged(pages: list, experiment: str, claim_id: str):
+    """(page, claim) where the experiment's claim `claim_id` was judged, the paper profile's
+    page first; (None, None) when no reported page judged it."""
+    mine = sorted((p for p in pages if p.experiment == experiment),
+                  key=lambda p: p.profile != "paper")
+    for p in mine:
+        for o in p.claims:
+            if o.id == claim_id and o.status != "skipped":
+                return p, o
+    return None, None
+
+
+HEADER = ("the claim re-tested", "its verdict", "re-tested by", "kind", "its verdict",
           "what changes")
 
 
