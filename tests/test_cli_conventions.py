@@ -38,6 +38,24 @@ def test_multirun_sweeps_and_labels_follow(tiny_spec, tmp_path, capsys):
     assert call("show", tiny_spec, "-m", "budget.epochs=1,2") == 2
 
 
+def test_a_sweep_of_one_selected_solver_is_drawn_under_the_spec_legend(tiny_spec, tmp_path,
+                                                                        capsys):
+    """Issue 57: `-s ALEG -m ...` records only 'ALEG (gamma_w=...)' labels, and a figure
+    whose legend names [ALEG, SMD] was skipped as having none of its labels in the records."""
+    raw = yaml.safe_load(tiny_spec.read_text())
+    raw["figures"][0]["legend"] = ["ALEG", "SMD"]
+    spec = tmp_path / "legend.yaml"
+    spec.write_text(yaml.safe_dump(raw))
+    out = tmp_path / "sweep"
+    assert call("run", spec, "-s", "ALEG", "-m", "solvers.ALEG.params.gamma_w=0.01,0.1",
+                "seeds=[0]", "--out", out, "-q") == 0
+    capsys.readouterr()
+    assert call("plot", out) == 0
+    err = capsys.readouterr().err
+    assert "not drawn" not in err, err
+    assert (out / "figures" / "fig_tiny.png").is_file()
+
+
 def test_select_solvers_and_cases(tiny_spec, tmp_path, capsys):
     spec = _show(capsys, tiny_spec, "-s", "ALEG")
     assert [s["label"] for s in spec["solvers"]] == ["ALEG"]

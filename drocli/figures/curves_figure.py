@@ -35,6 +35,7 @@ from drocli.figures.style import (
     RC,
     TITLE_FS,
 )
+from drocli.figures.sweep_labels import variants
 from drocli.plugins import registry
 from drocli.results.aggregate import apply_filter, metric_as_x
 
@@ -195,18 +196,10 @@ def _label_order(rows: pd.DataFrame, spec: FigureSpec) -> list[str]:
     present = list(dict.fromkeys(map(str, rows["label"].dropna())))
     if spec.legend is None:
         return present
-    legend = [v for lab in spec.legend for v in _variants(lab, present)]
-    missing = [lab for lab in spec.legend if not _variants(lab, present)]
+    legend = [v for lab in spec.legend for v in variants(lab, present)]
+    missing = [lab for lab in spec.legend if not variants(lab, present)]
     if missing and present:
         hint = "; ".join(f"{m!r}: {did_you_mean(m, present)}" for m in missing)
         warnings.warn(f"figure {spec.name!r}: legend label(s) not in the records, not "
                       f"drawn: {hint}", stacklevel=3)
     return legend
-
-
-def _variants(label: str, present: list[str]) -> list[str]:
-    """The records' labels a legend entry stands for: itself, or the swept variants a `-m`
-    sweep made of it ('ERMEG (E=1)', 'ERMEG (E=4)' for 'ERMEG'), in the records' order."""
-    if label in present:
-        return [label]
-    return [p for p in present if p.startswith(f"{label} (") and p.endswith(")")]

@@ -14,6 +14,7 @@ from drocli.errors import DrocliError
 from drocli.figures.plots import validate_figure
 from drocli.figures.saving import _formats
 from drocli.figures.style import RC
+from drocli.figures.sweep_labels import variants
 from drocli.plugins import registry
 
 
@@ -120,7 +121,8 @@ def matches_nothing(records: pd.DataFrame, spec, metrics: bool = True) -> str | 
     except DrocliError:
         return None
     labels = getattr(spec, "legend", None) or getattr(spec, "labels", None)
+    present = list(map(str, rows["label"].unique())) if "label" in rows.columns else []
     if isinstance(labels, list) and labels and "label" in rows.columns and \
-            not set(map(str, labels)) & set(map(str, rows["label"].unique())):
+            not any(variants(str(lab), present) for lab in labels):
         return f"none of its labels ({', '.join(map(str, labels))}) is in the records"
     return None
