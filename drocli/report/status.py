@@ -63,8 +63,8 @@ def status_line(page: Page, link: str) -> str:
 
 
 README_HEAD = ("| results | profile | seeds (the plan's last look) | verdicts (at each claim's "
-               "confidence, default 95 %) | negative verdicts by cause | recorded from |\n"
-               "|---|---|---|---|---|---|")
+               "confidence, default 95 %) | negative verdicts by cause | recorded from (a "
+               "clean tree unless said) |\n|---|---|---|---|---|---|")
 
 
 def readme_line(page: Page, link: str) -> str:
@@ -73,8 +73,9 @@ def readme_line(page: Page, link: str) -> str:
     keeps every column)."""
     _, _, tuned = shares(page)
     on_tuning = f", {tuned} judged on tuning seeds" if tuned not in ("0", "-") else ""
+    tree = tree_state(page).removeprefix("clean ")       # the header says clean by default
     return (f"| [{_name(page.name)}]({_url(link)}) | {page.profile} | {seeds_cell(page)} "
-            f"| {summary(page)} | {causes_cell(page.claims)} | {tree_state(page)}{on_tuning} |")
+            f"| {summary(page)} | {causes_cell(page.claims)} | {tree}{on_tuning} |")
 
 
 def causes_cell(claims) -> str:
