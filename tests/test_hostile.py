@@ -841,7 +841,9 @@ def test_report_pages_never_overwrite_each_other(done_run, tmp_path, capsys):
     finally:
         os.chdir(tmp_path)
     assert sorted(p.name for p in rep.iterdir()) == [".drocli-report.json", "index.html",
-                                                     "index.md", "res", "res.html", "res.md"]
+                                                     "index.md", "res", "res.html", "res.md",
+                                                     "status.png"]
+    assert "](status.png)" in (rep / "index.md").read_text()      # the index shows it
 
 
 def test_report_escapes_a_folder_name(done_run, tmp_path):

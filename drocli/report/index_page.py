@@ -79,7 +79,10 @@ def decide_sentence(t: dict) -> str:
 
 
 def index(pages: list[Page], ext: str) -> str:
+    """The index page: the totals, the verdicts picture (`status_figure`, drawn beside it)
+    and one status line per folder."""
     from drocli.claims import SUMMARY_ORDER
+    from drocli.report.status_figure import PNG, has_picture
 
     t = totals(pages)
     words = ", ".join(f"{t[k]} {w}" for k, w in SUMMARY_ORDER if t.get(k) and k != "skipped")
@@ -99,7 +102,8 @@ def index(pages: list[Page], ext: str) -> str:
 
         total = (f"| **total** | | | {words or '-'} | {by_cause(t['causes']) or '-'} | {share} "
                  f"| {t['post']} | {t['tuned']} | {t['dirty']} dirty |")
-        return ("# Reproduction report\n\n" + intro + "\n\n" + head + "\n"
+        picture = f"![verdicts by kind]({PNG})\n\n" if has_picture(pages) else ""
+        return ("# Reproduction report\n\n" + intro + "\n\n" + picture + head + "\n"
                 + "\n".join(lines + [total]) + "\n")
     e = _esc
 
@@ -133,7 +137,9 @@ def index(pages: list[Page], ext: str) -> str:
                       f"<h1>Reproduction report</h1><p>{e(intro)}</p><p>Colours: {legend}"
                       f'. Warning: <span class="badge warn" title="{e(DIRTY_MEANS)}">dirty'
                       f"</span> = {e(DIRTY_MEANS)}.</p>"
-                      "<table><tr><th>results</th><th>profile</th><th>seeds</th><th>verdicts "
+                      + (f'<p><img src="{e(PNG)}" alt="verdicts by kind"></p>'
+                         if has_picture(pages) else "")
+                      + "<table><tr><th>results</th><th>profile</th><th>seeds</th><th>verdicts "
                       "(effect intervals at each claim's confidence, default 95 %)</th>"
                       "<th>negative verdicts by cause</th><th>inconclusive</th>"
                       "<th>post hoc</th><th>on tuning seeds</th>"
