@@ -11,6 +11,7 @@ import os
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -98,22 +99,21 @@ def check_grid(grid: dict) -> dict:
     return grid
 
 
+# a sweep (data, problem and solver grids): key -> the values it takes, never none
+Grid = Annotated[dict[str, list[Any]], AfterValidator(check_grid)]
+
+
 class DataSpec(_Strict):
     name: str
     label: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    grid: Grid = Field(default_factory=dict)
     seed: int | None = 0  # fixed data seed; null: the data follow each run seed
 
     @field_validator("label")
     @classmethod
     def _printable(cls, v):
         return check_text(v)
-
-    @field_validator("grid")
-    @classmethod
-    def _grid(cls, v):
-        return check_grid(v)
 
     @model_validator(mode="after")
     def _label_fields(self):
@@ -124,19 +124,14 @@ class DataSpec(_Strict):
 class ProblemSpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
-    grid: dict[str, list[Any]] = Field(default_factory=dict)   # e.g. one cell per preference
-
-    @field_validator("grid")
-    @classmethod
-    def _grid(cls, v):
-        return check_grid(v)
+    grid: Grid = Field(default_factory=dict)   # e.g. one cell per preference
 
 
 class SolverSpec(_Strict):
     name: str
     label: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    grid: Grid = Field(default_factory=dict)
 
     @field_validator("label")
     @classmethod
@@ -147,11 +142,6 @@ class SolverSpec(_Strict):
     def _label_fields(self):
         _check_template(self.label, self.params, self.grid)
         return self
-
-    @field_validator("grid")
-    @classmethod
-    def _grid(cls, v):
-        return check_grid(v)
 
     @property
     def display(self) -> str:
