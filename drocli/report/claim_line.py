@@ -100,9 +100,9 @@ def _who(key: str) -> str:
     return f"{other} @ {where}" if where else other
 
 
-def effect_cell(page: Page, claim) -> str:
-    """'OMDgd-TCH: -0.0204 [-0.0295, -0.0113] Agnostic loss (worst of 4)'."""
-    got = deciding(claim)
+def effect_cell(page: Page, claim, got: tuple[str, dict] | None) -> str:
+    """'OMDgd-TCH: -0.0204 [-0.0295, -0.0113] Agnostic loss (worst of 4)' for the deciding
+    comparison `got` (`deciding(claim)`)."""
     if got is None:
         return "-"
     key, e = got
@@ -118,10 +118,9 @@ def effect_cell(page: Page, claim) -> str:
     return f"{_who(key)}: {value}" + (f" (worst of {n})" if n > 1 else "")
 
 
-def size_cell(page: Page, claim) -> str:
-    """The threshold the deciding interval must clear, in the effect's unit ('-' without
-    effects), and the factor a claim scales the other's value by."""
-    got = deciding(claim)
+def size_cell(page: Page, claim, got: tuple[str, dict] | None) -> str:
+    """The threshold the deciding interval (`got`) must clear, in the effect's unit ('-'
+    without effects), and the factor a claim scales the other's value by."""
     if got is None:
         return "-"
     thr = float(got[1].get("threshold") or 0.0)
@@ -130,14 +129,14 @@ def size_cell(page: Page, claim) -> str:
     return f"{thr:g}{scaled}"
 
 
-def reason_cell(claim) -> str:
+def reason_cell(claim, got: tuple[str, dict] | None) -> str:
     """Why the verdict, short: the cause's kind and first clause, the paper's numbers, why
-    an interval cannot decide, how many seeds would; the registration flags after."""
+    the deciding interval (`got`) cannot decide, how many seeds would; the registration
+    flags after."""
     from drocli.claims.cause import NEGATIVE, SHORT
     from drocli.claims.inference import CANNOT_DECIDE
     from drocli.report.verdict_table import _distance
 
-    got = deciding(claim)
     e = got[1] if got else {}
     why = str(e.get("why") or "")
     paper = claim.paper or {}
@@ -181,8 +180,10 @@ def reason_cell(claim) -> str:
 
 
 def claim_line(page: Page, claim) -> tuple[str, str, str, str]:
-    """(verdict, effect, size, reason) of one claim, each under MAX_WORDS words."""
+    """(verdict, effect, size, reason) of one claim, each under MAX_WORDS words; the
+    deciding comparison is found once and read by the three cells."""
     from drocli.claims import tag
 
-    return (tag(claim), clip(effect_cell(page, claim), MAX_WORDS),
-            clip(size_cell(page, claim), MAX_WORDS), reason_cell(claim))
+    got = deciding(claim)
+    return (tag(claim), clip(effect_cell(page, claim, got), MAX_WORDS),
+            clip(size_cell(page, claim, got), MAX_WORDS), reason_cell(claim, got))

@@ -127,7 +127,6 @@ def _claims(spec, man: dict) -> list[Flag]:
 def _same(a, b) -> bool:
     """One recorded field against the cell file's: numbers equal (NaN, or a cell file's
     None, matching NaN), anything else by its text."""
-
     a, b = (math.nan if v is None else v for v in (a, b))
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b or (math.isnan(a) and math.isnan(b))
